@@ -1,0 +1,30 @@
+# Front door: `make demo` and `make test` work on a fresh machine (they install
+# missing Debian packages when run as root, then build).
+JOBS ?= $(shell nproc)
+BUILD := build
+
+.PHONY: all setup build demo test test-quick format clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	@cmake --preset default >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/trellis demo
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j 1 --timeout 900
+
+test-quick: build
+	cd $(BUILD) && ctest --output-on-failure -L unit
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.h')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,17 @@
+# Writes a C++ file holding every migration .sql file as (version, text) pairs,
+# ordered by file name (NNNN_name.sql), so the binary carries its own schema.
+file(GLOB files ${DIR}/*.sql)
+list(SORT files)
+set(body "#include <string_view>\n#include <utility>\n#include <vector>\nnamespace trellis::catalog {\n")
+string(APPEND body "const std::vector<std::pair<int, std::string_view>>& embedded_migrations() {\n")
+string(APPEND body "  static const std::vector<std::pair<int, std::string_view>> all = {\n")
+foreach(f ${files})
+  get_filename_component(name ${f} NAME)
+  string(REGEX MATCH "^[0-9]+" num ${name})
+  math(EXPR version "${num}")
+  file(READ ${f} text)
+  string(APPEND body "    {${version}, R\"TRELLISSQL(${text})TRELLISSQL\"},\n")
+endforeach()
+string(APPEND body "  };\n  return all;\n}\n}  // namespace trellis::catalog\n")
+file(WRITE ${OUT}.tmp "${body}")
+configure_file(${OUT}.tmp ${OUT} COPYONLY)

@@ -1,0 +1,76 @@
+// The status record of one transform (SPEC §3): its lifecycle word and the
+// hold-up fields, each empty when nothing holds the transform up.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trellis {
+
+struct BackfillFailure {
+  std::string chunk;
+  int attempts = 0;
+  std::string error;
+  std::string next_retry_at;
+};
+
+struct CaptureWait {
+  std::string table;
+  std::string lock_mode;
+  std::vector<int> blocking_pids;
+  std::string since;
+};
+
+struct CaptureFailure {
+  std::string kind;  // capture | halt | disruption
+  std::string table;
+  std::vector<std::string> columns;
+  std::string error;
+  std::string detected_at;
+};
+
+struct HeldKeys {
+  int64_t count = 0;
+  std::string oldest;
+};
+
+struct DrainFailure {
+  std::string table;
+  std::string error;
+  std::string sqlstate;
+  std::string since;
+  int attempts = 0;
+};
+
+struct SourceIndexGap {
+  std::string role;  // group_by | join:<alias>
+  std::string table;
+  std::vector<std::string> columns;
+  std::string create_index;
+};
+
+struct CorrectingNode {
+  std::string partition;
+  std::string reason;
+  std::string since;
+};
+
+struct Status {
+  std::string target;  // schema.table
+  std::string status;  // waiting_to_backfill | backfilling | catching_up | live | paused | quarantined
+  std::optional<BackfillFailure> backfill_failure;
+  std::optional<CaptureWait> capture_wait;
+  std::optional<CaptureFailure> capture_failure;
+  std::optional<HeldKeys> held_keys;
+  std::optional<DrainFailure> drain_failure;
+  std::vector<SourceIndexGap> source_index_gaps;
+  std::vector<CorrectingNode> correcting;
+  std::vector<std::string> paused_upstream_columns;
+  // Build progress (not part of the seed record, shown by `trellis status`).
+  int64_t build_rows_done = 0;
+  int64_t build_rows_estimate = 0;
+};
+
+}  // namespace trellis

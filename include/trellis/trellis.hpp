@@ -1,0 +1,79 @@
+// The C++ facade of Trellis (SPEC §5). A Trellis handle serves calls against one
+// instance (catalog schema + target schema) and, when asked, runs the staging
+// worker and drain threads in the background.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trellis/error.hpp"
+#include "trellis/status.hpp"
+
+namespace trellis {
+
+struct Options {
+  std::string url;                      // libpq connection string or URI; empty: PG* variables
+  std::string schema = "trellis";       // catalog schema of the instance
+  std::string target_schema = "public"; // where unqualified targets are created
+  bool staging = false;                 // run the (single) staging worker in this process
+  int drain_threads = 0;                // drain threads run by this process
+  int pool_size = 4;                    // connections for API calls
+  std::chrono::milliseconds call_deadline{30000};
+  std::chrono::milliseconds tick{100};  // staging worker cadence (seal, fence, retire)
+};
+
+// What apply() did.
+struct Applied {
+  std::string kind;    // transform | pause | resume | drop
+  std::string target;  // schema.table
+  std::string status;  // status after the statement
+};
+
+struct Definition {
+  std::string target;     // schema.table
+  std::string statement;  // the statement as normalised at define
+  std::string shape;      // one_to_one | aggregate
+  std::vector<std::string> sources;
+  std::string status;
+};
+
+// An opaque position in the change stream; see watermark_token().
+struct Token {
+  int64_t segment = 0;
+};
+
+class Trellis {
+ public:
+  static std::unique_ptr<Trellis> connect(const Options& options);
+  ~Trellis();
+  Trellis(const Trellis&) = delete;
+  Trellis& operator=(const Trellis&) = delete;
+
+  Applied apply(const std::string& statement);
+  std::optional<Status> status(const std::string& target);
+  std::vector<Status> status_all();
+  std::vector<Definition> definitions();
+
+  // A token covering every change committed before this call.
+  Token watermark_token();
+  // Blocks until every change the token covers has reached every live target,
+  // chained targets included. Returns false on timeout.
+  bool await_converged(const Token& token, std::chrono::milliseconds timeout);
+
+  bool has_live_staging_worker();
+  bool has_live_drain_workers();
+
+  // Stops the workers (if any) and closes every connection. Idempotent.
+  void shutdown();
+
+  struct Impl;  // internal state, defined inside the library
+
+ private:
+  explicit Trellis(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trellis

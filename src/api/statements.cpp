@@ -1,0 +1,130 @@
+// The statements of SPEC §2 as catalog changes. Define registers only: it
+// validates, then creates the target and the catalog rows in one transaction
+// and returns at waiting_to_backfill; the staging worker and drains do the rest.
+#include <fmt/format.h>
+
+#include "api/instance.hpp"
+#include "compile/one_to_one.hpp"
+#include "compile/sql_text.hpp"
+#include "lang/validate.hpp"
+#include "pg/sql_error.hpp"
+
+namespace trellis::api {
+
+namespace {
+
+std::string target_of(const Trellis::Impl& impl, const lang::QualifiedName& name) {
+  return name.schema.value_or(impl.options.target_schema) + "." + name.name;
+}
+
+catalog::TransformDef require_transform(Trellis::Impl& impl, pg::Connection& conn,
+                                        const lang::QualifiedName& name) {
+  auto def = impl.store.transform(conn, name.schema.value_or(impl.options.target_schema),
+                                  name.name);
+  if (!def)
+    throw Error(ErrorCode::not_found,
+                fmt::format("no transform named {}; `trellis status` lists the transforms",
+                            target_of(impl, name)));
+  return *def;
+}
+
+void refuse_column_form(const std::optional<std::string>& column, const char* verb) {
+  if (column)
+    throw Error(ErrorCode::validation,
+                fmt::format("{} TRANSFORM of a single column is not supported yet; {} the whole "
+                            "transform",
+                            verb, verb));
+}
+
+std::vector<catalog::TransformDef> readers_of_target(Trellis::Impl& impl, pg::Connection& conn,
+                                                     const catalog::TransformDef& def) {
+  std::vector<catalog::TransformDef> out;
+  for (auto& d : impl.store.transforms(conn))
+    if (d.source_schema == def.target_schema && d.source_table == def.target_table)
+      out.push_back(d);
+  return out;
+}
+
+void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::TransformDef& def) {
+  pg::Transaction txn(conn);
+  def.source_table_id =
+      impl.store.ensure_captured_table(conn, def.source_schema, def.source_table, def.key);
+  try {
+    conn.exec(compile::compile_one_to_one(def).create_target);
+  } catch (const pg::SqlError& e) {
+    if (e.sqlstate() == "42P07")
+      throw Error(ErrorCode::conflict,
+                  fmt::format("relation {} already exists; pick another target name",
+                              def.target_name()));
+    throw;
+  }
+  conn.exec(fmt::format("INSERT INTO {} (target_schema, target_table, source_table_id, shape, "
+                        "statement, definition) VALUES ($1, $2, $3::int, $4, $5, $6::jsonb)",
+                        impl.store.table("transforms")),
+            {def.target_schema, def.target_table, std::to_string(def.source_table_id), def.shape,
+             def.statement, catalog::to_json(def).dump()});
+  txn.commit();
+}
+
+}  // namespace
+
+Applied define_transform(Trellis::Impl& impl, const lang::TransformStmt& stmt) {
+  auto conn = impl.pool.acquire();
+  lang::ValidateContext ctx{impl.options.target_schema, false};
+  auto def = lang::validate_transform(*conn, impl.store, stmt, ctx);
+  register_transform(impl, *conn, def);
+  return {"transform", def.target_name(), "waiting_to_backfill"};
+}
+
+Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt) {
+  refuse_column_form(stmt.column, "PAUSE");
+  auto conn = impl.pool.acquire();
+  auto def = require_transform(impl, *conn, stmt.target);
+  conn->exec(fmt::format("UPDATE {} SET status = 'paused', build_owner_pid = NULL, "
+                         "build_owner_start = NULL, updated_at = now() WHERE id = $1::int",
+                         impl.store.table("transforms")),
+             {std::to_string(def.id)});
+  return {"pause", def.target_name(), "paused"};
+}
+
+Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt) {
+  refuse_column_form(stmt.column, "RESUME");
+  auto conn = impl.pool.acquire();
+  auto def = require_transform(impl, *conn, stmt.target);
+  if (def.status != "paused" && def.status != "quarantined")
+    return {"resume", def.target_name(), def.status};
+  auto parsed = std::get<lang::TransformStmt>(lang::parse_statement(def.statement));
+  lang::ValidateContext ctx{impl.options.target_schema, true};
+  auto fresh = lang::validate_transform(*conn, impl.store, parsed, ctx);
+  conn->exec(fmt::format("UPDATE {} SET definition = $2::jsonb, version = version + 1, status = "
+                         "'waiting_to_backfill', build_sweep_target = true, build_phase = NULL, "
+                         "build_cursor = NULL, capture_failure = NULL, drain_failure = NULL, "
+                         "backfill_failure = NULL, updated_at = now() WHERE id = $1::int",
+                         impl.store.table("transforms")),
+             {std::to_string(def.id), catalog::to_json(fresh).dump()});
+  return {"resume", def.target_name(), "waiting_to_backfill"};
+}
+
+Applied drop_transform(Trellis::Impl& impl, const lang::DropTransformStmt& stmt) {
+  auto conn = impl.pool.acquire();
+  auto def = impl.store.transform(*conn, stmt.target.schema.value_or(impl.options.target_schema),
+                                  stmt.target.name);
+  if (!def) return {"drop", target_of(impl, stmt.target), "dropped"};
+  if (def->status != "paused")
+    throw Error(ErrorCode::validation,
+                fmt::format("transform {} is {}; run PAUSE TRANSFORM {} before dropping it",
+                            def->target_name(), def->status, def->target_name()));
+  auto readers = readers_of_target(impl, *conn, *def);
+  if (!readers.empty())
+    throw Error(ErrorCode::validation,
+                fmt::format("transform {} is read by transform {}; drop that one first",
+                            def->target_name(), readers.front().target_name()));
+  pg::Transaction txn(*conn);
+  conn->exec(fmt::format("DELETE FROM {} WHERE id = $1::int", impl.store.table("transforms")),
+             {std::to_string(def->id)});
+  conn->exec("DROP TABLE IF EXISTS " + compile::qualified(def->target_schema, def->target_table));
+  txn.commit();
+  return {"drop", def->target_name(), "dropped"};
+}
+
+}  // namespace trellis::api

@@ -1,0 +1,125 @@
+// The Trellis handle: connect (migrating the catalog if needed and starting
+// the requested workers), statement dispatch, and the simple read calls.
+#include <fmt/format.h>
+
+#include "api/instance.hpp"
+#include "catalog/migrate.hpp"
+#include "pg/sql_error.hpp"
+#include "runtime/runtime.hpp"
+
+namespace trellis {
+
+namespace {
+
+// Maps PostgreSQL failures escaping an API call to trellis::Error.
+template <typename F>
+auto guarded(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const pg::SqlError& e) {
+    if (e.failure_class() == pg::FailureClass::transient && e.sqlstate().empty())
+      throw Error(ErrorCode::connectivity, fmt::format("lost the database connection: {}", e.what()));
+    throw Error(ErrorCode::internal, fmt::format("database error {}: {}", e.sqlstate(), e.what()));
+  }
+}
+
+}  // namespace
+
+Trellis::Trellis(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Trellis::~Trellis() { shutdown(); }
+
+std::unique_ptr<Trellis> Trellis::connect(const Options& options) {
+  auto impl = std::make_unique<Impl>(options);
+  guarded([&] {
+    auto conn = impl->pool.acquire();
+    catalog::migrate(*conn, options.schema);
+    return 0;
+  });
+  std::unique_ptr<Trellis> handle(new Trellis(std::move(impl)));
+  if (options.staging || options.drain_threads > 0) {
+    handle->impl_->runtime = std::make_unique<Runtime>(options);
+    handle->impl_->runtime->start();
+  }
+  return handle;
+}
+
+Applied Trellis::apply(const std::string& statement) {
+  auto parsed = lang::parse_statement(statement);
+  return guarded([&] {
+    return std::visit(
+        [&](const auto& stmt) -> Applied {
+          using T = std::decay_t<decltype(stmt)>;
+          if constexpr (std::is_same_v<T, lang::TransformStmt>)
+            return api::define_transform(*impl_, stmt);
+          else if constexpr (std::is_same_v<T, lang::PauseStmt>)
+            return api::pause_transform(*impl_, stmt);
+          else if constexpr (std::is_same_v<T, lang::ResumeStmt>)
+            return api::resume_transform(*impl_, stmt);
+          else
+            return api::drop_transform(*impl_, stmt);
+        },
+        parsed);
+  });
+}
+
+std::optional<Status> Trellis::status(const std::string& target) {
+  auto all = guarded([&] { return api::read_status(*impl_, target); });
+  if (all.empty()) return std::nullopt;
+  return all.front();
+}
+
+std::vector<Status> Trellis::status_all() {
+  return guarded([&] { return api::read_status(*impl_, std::nullopt); });
+}
+
+std::vector<Definition> Trellis::definitions() {
+  return guarded([&] {
+    auto conn = impl_->pool.acquire();
+    std::vector<Definition> out;
+    for (const auto& d : impl_->store.transforms(*conn))
+      out.push_back({d.target_name(), d.statement, d.shape, {d.source_name()}, d.status});
+    return out;
+  });
+}
+
+Token Trellis::watermark_token() {
+  return guarded([&] { return api::take_token(*impl_); });
+}
+
+bool Trellis::await_converged(const Token& token, std::chrono::milliseconds timeout) {
+  return guarded([&] { return api::wait_converged(*impl_, token, timeout); });
+}
+
+bool Trellis::has_live_staging_worker() {
+  return guarded([&] {
+    auto conn = impl_->pool.acquire();
+    return has_live_worker(*conn, impl_->options.schema, "staging");
+  });
+}
+
+bool Trellis::has_live_drain_workers() {
+  return guarded([&] {
+    auto conn = impl_->pool.acquire();
+    return has_live_worker(*conn, impl_->options.schema, "drain");
+  });
+}
+
+void Trellis::shutdown() {
+  if (!impl_) return;
+  if (impl_->runtime) impl_->runtime->stop();
+  impl_->runtime.reset();
+  impl_->pool.clear();
+}
+
+namespace api {
+
+std::pair<std::string, std::string> split_target(const Trellis::Impl& impl,
+                                                 const std::string& target) {
+  auto dot = target.find('.');
+  if (dot == std::string::npos) return {impl.options.target_schema, target};
+  return {target.substr(0, dot), target.substr(dot + 1)};
+}
+
+}  // namespace api
+}  // namespace trellis

@@ -1,0 +1,42 @@
+// Drains one claimed (segment, bucket): pages of distinct keys, each page
+// re-derived for every reader transform and marked in one transaction (I4).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "apply/rederive.hpp"
+#include "catalog/store.hpp"
+#include "compile/drain_sql.hpp"
+#include "pg/connection.hpp"
+#include "ring/ring.hpp"
+
+namespace trellis::apply {
+
+struct DrainConfig {
+  int page_cap = 2000;  // distinct keys per page (I8)
+};
+
+class Drainer {
+ public:
+  Drainer(catalog::Store& store, const ring::Ring& ring, DrainConfig config);
+
+  // Claims one ready bucket and drains it to the end. Returns false when no
+  // bucket was ready. Failures release the claim with a backoff and are
+  // recorded as drain_failure on the readers; they are not rethrown unless
+  // the connection is lost.
+  bool drain_one(pg::Connection& conn);
+
+ private:
+  bool drain_page(pg::Connection& conn, const std::string& seg, const std::string& bucket);
+  void record_failure(pg::Connection& conn, const std::string& seg, const std::string& bucket,
+                      const std::string& error, const std::string& sqlstate);
+
+  catalog::Store& store_;
+  const ring::Ring& ring_;
+  DrainConfig config_;
+  compile::DrainSql sql_;
+  Rederiver rederiver_;
+};
+
+}  // namespace trellis::apply

@@ -1,0 +1,31 @@
+// Shared re-derive statements; see rederive.hpp.
+#include "apply/rederive.hpp"
+
+namespace trellis::apply {
+
+const compile::OneToOneSql& Rederiver::sql(const catalog::TransformDef& def) {
+  auto it = cache_.find(def.id);
+  if (it == cache_.end() || it->second.first != def.version)
+    it = cache_.insert_or_assign(def.id, std::make_pair(def.version, compile::compile_one_to_one(def)))
+             .first;
+  return it->second.second;
+}
+
+void Rederiver::append(const std::vector<catalog::TransformDef>& readers,
+                       std::vector<Statement>& out) {
+  for (const auto& def : readers) {
+    const auto& s = sql(def);
+    out.push_back({s.lock, {}});
+    out.push_back({s.derive, {}});
+  }
+}
+
+std::vector<catalog::TransformDef> readers_of(const std::vector<catalog::TransformDef>& readers,
+                                              const std::set<int>& tables) {
+  std::vector<catalog::TransformDef> out;
+  for (const auto& d : readers)
+    if (tables.count(d.source_table_id)) out.push_back(d);
+  return out;  // already ordered by id, the global lock order
+}
+
+}  // namespace trellis::apply

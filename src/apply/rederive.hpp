@@ -1,0 +1,35 @@
+// Re-derives the keys gathered in the page table for a set of transforms:
+// the statements a drain page and a build chunk share. Compiled SQL is cached
+// per transform version.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "catalog/definition.hpp"
+#include "compile/one_to_one.hpp"
+#include "pg/connection.hpp"
+
+namespace trellis::apply {
+
+using Statement = std::pair<std::string, std::vector<pg::Param>>;
+
+class Rederiver {
+ public:
+  const compile::OneToOneSql& sql(const catalog::TransformDef& def);
+  // Appends, per transform in lock order (I5), the lock then the derive
+  // statement (I1: the read is a later statement than the lock).
+  void append(const std::vector<catalog::TransformDef>& readers, std::vector<Statement>& out);
+
+ private:
+  std::map<int, std::pair<int, compile::OneToOneSql>> cache_;
+};
+
+// Transforms among `readers` whose source table is in `tables`, in lock order.
+std::vector<catalog::TransformDef> readers_of(const std::vector<catalog::TransformDef>& readers,
+                                              const std::set<int>& tables);
+
+}  // namespace trellis::apply

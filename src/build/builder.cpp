@@ -1,0 +1,66 @@
+// One build chunk: find the chunk's upper key, gather the keys in (cursor,
+// upper] into the page table, lock and re-derive them, advance the cursor.
+// The last chunk of the source phase either starts the target sweep (after a
+// RESUME, to drop rows whose source rows went away) or marks the transform live.
+#include "build/builder.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "pg/sql_error.hpp"
+
+namespace trellis::build {
+
+Builder::Builder(catalog::Store& store, int ring_slots, BuildConfig config)
+    : store_(store), config_(config), sql_(compile::compile_drain(store.schema(), ring_slots)) {}
+
+bool Builder::build_one_chunk(pg::Connection& conn) {
+  auto claim = conn.exec(sql_.claim_build);
+  if (claim.rows() == 0) return false;
+  int id = static_cast<int>(claim.get_int(0, 0));
+  auto defs = store_.transforms(conn, "id = " + std::to_string(id));
+  if (defs.empty()) return true;
+  try {
+    run_chunk(conn, defs.front());
+  } catch (const pg::SqlError& e) {
+    if (!conn.healthy()) throw;
+    spdlog::warn("build chunk of {} failed: {} ({})", defs.front().target_name(), e.what(),
+                 e.sqlstate());
+    nlohmann::json failure = {{"chunk", "after cursor"}, {"error", e.what()},
+                              {"sqlstate", e.sqlstate()}};
+    conn.exec(sql_.fail_build, {std::to_string(id), failure.dump()});
+  }
+  return true;
+}
+
+void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) {
+  const auto& sql = rederiver_.sql(def);
+  std::string id = std::to_string(def.id);
+  pg::Transaction txn(conn);
+  auto state = conn.exec(sql_.check_build, {id, std::to_string(def.version)});
+  if (state.rows() == 0) return;  // paused, redefined or reclaimed meanwhile
+  bool target_phase = state.get(0, 0) == "target";
+  auto cursor = state.get_opt(0, 1);
+  bool sweep = state.get_bool(0, 2);
+  auto bound = conn.exec(target_phase ? sql.target_chunk_bound : sql.source_chunk_bound,
+                         {cursor, std::to_string(config_.chunk_rows)});
+  pg::Param upper = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
+
+  std::vector<apply::Statement> stmts;
+  stmts.push_back({target_phase ? sql.page_target_range : sql.page_source_range, {cursor, upper}});
+  rederiver_.append({def}, stmts);
+  stmts.push_back({sql_.advance_build, {id, upper}});
+  if (!upper) {
+    if (!target_phase && sweep)
+      stmts.push_back({sql_.next_build_phase, {id}});
+    else
+      stmts.push_back({sql_.finish_build, {id}});
+  }
+  conn.pipeline(stmts);
+  txn.commit();
+  if (!upper && (target_phase || !sweep))
+    spdlog::info("transform {} is live", def.target_name());
+}
+
+}  // namespace trellis::build

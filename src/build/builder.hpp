@@ -1,0 +1,33 @@
+// The build (DESIGN §4.5): once capture is installed, a drain thread claims a
+// backfilling transform and re-derives its source keys in key-range chunks,
+// each a short transaction using the drain's own re-derive statements.
+#pragma once
+
+#include "apply/rederive.hpp"
+#include "catalog/store.hpp"
+#include "compile/drain_sql.hpp"
+#include "pg/connection.hpp"
+
+namespace trellis::build {
+
+struct BuildConfig {
+  int chunk_rows = 5000;
+};
+
+class Builder {
+ public:
+  Builder(catalog::Store& store, int ring_slots, BuildConfig config);
+  // Claims a backfilling transform (or keeps the one this connection owns)
+  // and runs one chunk. Returns false when there was nothing to build.
+  bool build_one_chunk(pg::Connection& conn);
+
+ private:
+  void run_chunk(pg::Connection& conn, const catalog::TransformDef& def);
+
+  catalog::Store& store_;
+  BuildConfig config_;
+  compile::DrainSql sql_;
+  apply::Rederiver rederiver_;
+};
+
+}  // namespace trellis::build

@@ -1,0 +1,130 @@
+// Capture installation. Creating or replacing the trigger functions happens
+// under a SHARE ROW EXCLUSIVE lock on the table taken with a 50 ms
+// lock_timeout: no writer is in flight with the old triggers once it is held
+// (so the build, which starts after this commit, misses nothing), and a
+// writer queued behind it waits at most that long (I6). On timeout the wait
+// is recorded as capture_wait and retried on the next tick.
+#include "capture/reconciler.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "compile/sql_text.hpp"
+#include "pg/sql_error.hpp"
+
+namespace trellis::capture {
+
+using catalog::Column;
+
+namespace {
+
+// Union of the columns the given transforms read, by name, in name order.
+std::vector<Column> union_reads(const std::vector<catalog::TransformDef>& readers) {
+  std::map<std::string, Column> by_name;
+  for (const auto& d : readers)
+    for (const auto& c : d.reads) by_name.emplace(c.name, c);
+  std::vector<Column> out;
+  for (auto& [name, c] : by_name) out.push_back(c);
+  return out;
+}
+
+std::string signature_of(const catalog::CapturedTable& t, const std::vector<Column>& reads) {
+  nlohmann::json j = {{"v", 1}, {"key", catalog::columns_to_json(t.key)},
+                      {"reads", catalog::columns_to_json(reads)}};
+  return j.dump();
+}
+
+}  // namespace
+
+Reconciler::Reconciler(catalog::Store& store, compile::RingShape ring)
+    : store_(store), ring_(std::move(ring)) {}
+
+bool Reconciler::reconcile(pg::Connection& conn) {
+  auto defs = store_.transforms(conn, "status <> 'paused'");
+  bool started = false;
+  for (const auto& table : store_.captured_tables(conn)) {
+    std::vector<catalog::TransformDef> readers;
+    bool waiting = false;
+    for (const auto& d : defs)
+      if (d.source_table_id == table.id) {
+        readers.push_back(d);
+        waiting = waiting || d.status == "waiting_to_backfill";
+      }
+    if (readers.empty()) {
+      if (table.installed_signature) uninstall(conn, table);
+      continue;
+    }
+    auto reads = union_reads(readers);
+    std::string signature = signature_of(table, reads);
+    if (table.installed_signature == signature && !waiting) continue;
+    started = install(conn, table, reads, signature) || started;
+  }
+  return started;
+}
+
+bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& table,
+                         const std::vector<Column>& reads, const std::string& signature) {
+  auto sql = compile::compile_capture(table, reads, ring_);
+  std::string qualified = compile::qualified(table.schema, table.name);
+  try {
+    pg::Transaction txn(conn);
+    conn.exec("SET LOCAL lock_timeout = '50ms'");
+    conn.exec("LOCK TABLE " + qualified + " IN SHARE ROW EXCLUSIVE MODE");
+    for (const auto& f : sql.functions) conn.exec(f);
+    if (conn.exec(sql.trigger_probe).get_int(0, 0) < 4) {
+      for (const auto& d : sql.drop) conn.exec_script(d);
+      for (const auto& f : sql.functions) conn.exec(f);
+      for (const auto& t : sql.create_triggers) conn.exec_script(t);
+    }
+    conn.exec(fmt::format("UPDATE {} SET installed_signature = $2 WHERE id = $1::int",
+                          store_.table("captured_tables")),
+              {std::to_string(table.id), signature});
+    auto started = conn.exec(
+        fmt::format("UPDATE {} SET status = 'backfilling', build_phase = 'source', build_cursor = "
+                    "NULL, build_rows_done = 0, build_rows_estimate = greatest((SELECT reltuples "
+                    "FROM pg_class WHERE oid = $2::regclass), 0)::bigint, capture_wait = NULL, "
+                    "updated_at = now() WHERE source_table_id = $1::int AND status = "
+                    "'waiting_to_backfill'",
+                    store_.table("transforms")),
+        {std::to_string(table.id), qualified});
+    txn.commit();
+    spdlog::info("capture installed on {}", qualified);
+    return started.affected() > 0;
+  } catch (const pg::SqlError& e) {
+    if (e.sqlstate() != "55P03") throw;
+    record_wait(conn, table);
+    return false;
+  }
+}
+
+void Reconciler::record_wait(pg::Connection& conn, const catalog::CapturedTable& table) {
+  std::string qualified = compile::qualified(table.schema, table.name);
+  conn.exec(
+      fmt::format(
+          "UPDATE {} SET capture_wait = jsonb_build_object('table', $2::text, 'lock_mode', "
+          "'ShareRowExclusiveLock', 'blocking_pids', (SELECT coalesce(jsonb_agg(DISTINCT pid), "
+          "'[]') FROM pg_locks WHERE relation = $3::regclass AND granted AND pid <> "
+          "pg_backend_pid()), 'since', coalesce(capture_wait->>'since', now()::text)) "
+          "WHERE source_table_id = $1::int AND status = 'waiting_to_backfill'",
+          store_.table("transforms")),
+      {std::to_string(table.id), table.schema + "." + table.name, qualified});
+}
+
+void Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& table) {
+  auto sql = compile::compile_capture(table, {}, ring_);
+  try {
+    pg::Transaction txn(conn);
+    conn.exec("SET LOCAL lock_timeout = '50ms'");
+    for (const auto& d : sql.drop) conn.exec(d);
+    conn.exec(fmt::format("UPDATE {} SET installed_signature = NULL WHERE id = $1::int",
+                          store_.table("captured_tables")),
+              {std::to_string(table.id)});
+    txn.commit();
+  } catch (const pg::SqlError& e) {
+    if (e.sqlstate() != "55P03" && e.sqlstate() != "42P01") throw;
+  }
+}
+
+}  // namespace trellis::capture

@@ -1,0 +1,69 @@
+// JSON (de)serialisation of resolved definitions for the catalog.
+#include "catalog/definition.hpp"
+
+namespace trellis::catalog {
+
+namespace {
+
+nlohmann::json column_json(const Column& c) {
+  return {{"name", c.name}, {"type", c.type}, {"collation", c.collation},
+          {"comparable", c.comparable}};
+}
+
+Column column_from(const nlohmann::json& j) {
+  Column c;
+  c.name = j.at("name").get<std::string>();
+  c.type = j.at("type").get<std::string>();
+  c.collation = j.value("collation", "");
+  c.comparable = j.value("comparable", true);
+  return c;
+}
+
+}  // namespace
+
+nlohmann::json columns_to_json(const std::vector<Column>& cols) {
+  auto arr = nlohmann::json::array();
+  for (const auto& c : cols) arr.push_back(column_json(c));
+  return arr;
+}
+
+std::vector<Column> columns_from_json(const nlohmann::json& j) {
+  std::vector<Column> cols;
+  for (const auto& c : j) cols.push_back(column_from(c));
+  return cols;
+}
+
+nlohmann::json to_json(const TransformDef& d) {
+  auto fields = nlohmann::json::array();
+  for (const auto& f : d.fields)
+    fields.push_back({{"name", f.name}, {"sql", f.sql}, {"column", column_json(f.column)}});
+  nlohmann::json j = {{"target_schema", d.target_schema},
+                      {"target_table", d.target_table},
+                      {"source_schema", d.source_schema},
+                      {"source_table", d.source_table},
+                      {"alias", d.alias},
+                      {"key", columns_to_json(d.key)},
+                      {"reads", columns_to_json(d.reads)},
+                      {"fields", fields},
+                      {"shape", d.shape}};
+  j["where"] = d.where_sql ? nlohmann::json(*d.where_sql) : nlohmann::json();
+  return j;
+}
+
+TransformDef transform_from_json(const nlohmann::json& j) {
+  TransformDef d;
+  d.target_schema = j.at("target_schema");
+  d.target_table = j.at("target_table");
+  d.source_schema = j.at("source_schema");
+  d.source_table = j.at("source_table");
+  d.alias = j.at("alias");
+  d.key = columns_from_json(j.at("key"));
+  d.reads = columns_from_json(j.at("reads"));
+  for (const auto& f : j.at("fields"))
+    d.fields.push_back({f.at("name"), f.at("sql"), column_from(f.at("column"))});
+  if (j.contains("where") && !j.at("where").is_null()) d.where_sql = j.at("where");
+  d.shape = j.value("shape", "one_to_one");
+  return d;
+}
+
+}  // namespace trellis::catalog

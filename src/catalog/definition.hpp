@@ -1,0 +1,65 @@
+// The resolved form of a transform, as validation produces it and the catalog
+// stores it (transforms.definition, jsonb). The compiler renders every SQL
+// statement for the transform from this alone.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trellis::catalog {
+
+// A typed column: a key column, a column a definition reads, or a field.
+struct Column {
+  std::string name;
+  std::string type;       // format_type() text, e.g. "numeric(12,2)"
+  std::string collation;  // "" for the type's default
+  bool comparable = true; // has a default btree equality; otherwise compared as text
+};
+
+struct Field {
+  std::string name;
+  std::string sql;  // canonical expression SQL
+  Column column;    // result type
+};
+
+struct TransformDef {
+  int id = 0;
+  int version = 1;
+  std::string status;
+  std::string target_schema;
+  std::string target_table;
+  std::string source_schema;
+  std::string source_table;
+  std::string alias;  // the name expressions qualify the source with
+  int source_table_id = 0;
+  std::vector<Column> key;    // source key columns (target key, same names)
+  std::vector<Column> reads;  // source columns read (key included)
+  std::vector<Field> fields;
+  std::optional<std::string> where_sql;
+  std::string shape = "one_to_one";
+  std::string statement;
+  // Runtime, not definition: the target is itself captured (another
+  // transform reads it), so writing it stages changes downstream.
+  bool feeds_downstream = false;
+
+  std::string target_name() const { return target_schema + "." + target_table; }
+  std::string source_name() const { return source_schema + "." + source_table; }
+};
+
+// A table whose changes are captured into the ring.
+struct CapturedTable {
+  int id = 0;
+  std::string schema;
+  std::string name;
+  std::vector<Column> key;
+  std::optional<std::string> installed_signature;
+};
+
+nlohmann::json to_json(const TransformDef& def);
+TransformDef transform_from_json(const nlohmann::json& j);
+nlohmann::json columns_to_json(const std::vector<Column>& cols);
+std::vector<Column> columns_from_json(const nlohmann::json& j);
+
+}  // namespace trellis::catalog

@@ -1,0 +1,23 @@
+// Catalog migrations: creates or upgrades an instance's catalog schema from
+// the .sql files compiled into the binary, and checks the instance identity.
+#pragma once
+
+#include <string>
+
+#include "pg/connection.hpp"
+
+namespace trellis::catalog {
+
+// The newest catalog format this binary knows.
+int latest_format_version();
+
+// Creates the catalog schema or applies the migrations it lacks. Idempotent
+// and safe to run from several processes at once (advisory lock). Refuses a
+// schema that belongs to something else or to a newer Trellis.
+void migrate(pg::Connection& conn, const std::string& schema);
+
+// Throws trellis::Error(not_found) unless the instance exists at a format
+// this binary can serve.
+void require_instance(pg::Connection& conn, const std::string& schema);
+
+}  // namespace trellis::catalog

@@ -1,0 +1,105 @@
+// Catalog reads and writes shared by the API, the staging worker and drains.
+#include "catalog/store.hpp"
+
+#include <fmt/format.h>
+
+#include "compile/sql_text.hpp"
+
+namespace trellis::catalog {
+
+Store::Store(std::string schema) : schema_(std::move(schema)) {}
+
+std::string Store::table(const std::string& name) const {
+  return compile::qualified(schema_, name);
+}
+
+std::string Store::work_channel() const { return schema_ + "_work"; }
+
+std::vector<TransformDef> Store::read(pg::Connection& conn, const std::string& where,
+                                      const std::vector<pg::Param>& params) {
+  auto res = conn.exec(
+      fmt::format("SELECT id, version, status, source_table_id, statement, definition::text, "
+                  "EXISTS (SELECT 1 FROM {} c WHERE c.table_schema = t.target_schema AND "
+                  "c.table_name = t.target_table AND c.installed_signature IS NOT NULL) "
+                  "FROM {} t WHERE {} ORDER BY id",
+                  table("captured_tables"), table("transforms"), where),
+      params);
+  std::vector<TransformDef> out;
+  for (int i = 0; i < res.rows(); ++i) {
+    TransformDef d = transform_from_json(nlohmann::json::parse(res.get(i, 5)));
+    d.id = static_cast<int>(res.get_int(i, 0));
+    d.version = static_cast<int>(res.get_int(i, 1));
+    d.status = res.get(i, 2);
+    d.source_table_id = static_cast<int>(res.get_int(i, 3));
+    d.statement = res.get(i, 4);
+    d.feeds_downstream = res.get_bool(i, 6);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<TransformDef> Store::transforms(pg::Connection& conn,
+                                            const std::string& status_filter_sql) {
+  return read(conn, status_filter_sql, {});
+}
+
+std::optional<TransformDef> Store::transform(pg::Connection& conn,
+                                             const std::string& target_schema,
+                                             const std::string& target_table) {
+  auto all = read(conn, "target_schema = $1 AND target_table = $2", {target_schema, target_table});
+  if (all.empty()) return std::nullopt;
+  return all.front();
+}
+
+std::vector<TransformDef> Store::active_readers(pg::Connection& conn) {
+  return read(conn, "status IN ('backfilling', 'live')", {});
+}
+
+std::vector<CapturedTable> Store::captured_tables(pg::Connection& conn) {
+  auto res = conn.exec(fmt::format("SELECT id, table_schema, table_name, key_columns::text, "
+                                   "installed_signature FROM {} ORDER BY id",
+                                   table("captured_tables")));
+  std::vector<CapturedTable> out;
+  for (int i = 0; i < res.rows(); ++i) {
+    CapturedTable t;
+    t.id = static_cast<int>(res.get_int(i, 0));
+    t.schema = res.get(i, 1);
+    t.name = res.get(i, 2);
+    t.key = columns_from_json(nlohmann::json::parse(res.get(i, 3)));
+    t.installed_signature = res.get_opt(i, 4);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::optional<CapturedTable> Store::captured_table(pg::Connection& conn,
+                                                   const std::string& schema,
+                                                   const std::string& name) {
+  for (auto& t : captured_tables(conn))
+    if (t.schema == schema && t.name == name) return t;
+  return std::nullopt;
+}
+
+int Store::ensure_captured_table(pg::Connection& conn, const std::string& schema,
+                                 const std::string& name, const std::vector<Column>& key) {
+  auto res = conn.exec(
+      fmt::format("INSERT INTO {} (table_schema, table_name, relid, key_columns) "
+                  "VALUES ($1, $2, (quote_ident($1) || '.' || quote_ident($2))::regclass, $3::jsonb) "
+                  "ON CONFLICT (table_schema, table_name) DO UPDATE SET table_schema = "
+                  "EXCLUDED.table_schema RETURNING id",
+                  table("captured_tables")),
+      {schema, name, columns_to_json(key).dump()});
+  return static_cast<int>(res.get_int(0, 0));
+}
+
+void Store::set_status(pg::Connection& conn, int transform_id, const std::string& status) {
+  conn.exec(fmt::format("UPDATE {} SET status = $2, updated_at = now() WHERE id = $1::int",
+                        table("transforms")),
+            {std::to_string(transform_id), status});
+}
+
+void Store::notify_work(pg::Connection& conn) {
+  conn.exec("SELECT pg_notify($1, '')", {work_channel()});
+}
+
+}  // namespace trellis::catalog

@@ -1,0 +1,47 @@
+// Reads and writes of the catalog tables that several stages share
+// (transforms and captured tables). The catalog schema is the only thing
+// substituted into these fixed statements.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/definition.hpp"
+#include "pg/connection.hpp"
+
+namespace trellis::catalog {
+
+class Store {
+ public:
+  explicit Store(std::string schema);
+
+  const std::string& schema() const { return schema_; }
+  std::string table(const std::string& name) const;  // "schema"."name"
+
+  std::vector<TransformDef> transforms(pg::Connection& conn,
+                                       const std::string& status_filter_sql = "true");
+  std::optional<TransformDef> transform(pg::Connection& conn, const std::string& target_schema,
+                                        const std::string& target_table);
+  // Transforms a drain must re-derive for (built or being built).
+  std::vector<TransformDef> active_readers(pg::Connection& conn);
+
+  std::vector<CapturedTable> captured_tables(pg::Connection& conn);
+  std::optional<CapturedTable> captured_table(pg::Connection& conn, const std::string& schema,
+                                              const std::string& name);
+  // Returns the id of the captured-table row, creating it with `key` if absent.
+  int ensure_captured_table(pg::Connection& conn, const std::string& schema,
+                            const std::string& name, const std::vector<Column>& key);
+
+  void set_status(pg::Connection& conn, int transform_id, const std::string& status);
+  // Wakes the drain threads of this instance.
+  void notify_work(pg::Connection& conn);
+  std::string work_channel() const;
+
+ private:
+  std::vector<TransformDef> read(pg::Connection& conn, const std::string& where,
+                                 const std::vector<pg::Param>& params);
+  std::string schema_;
+};
+
+}  // namespace trellis::catalog

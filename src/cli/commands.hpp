@@ -1,0 +1,30 @@
+// The subcommands of `trellis`: each registers itself on the app and says how to run it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+#include "cli/options.hpp"
+
+namespace trellis::cli {
+
+// Exit codes (SPEC §6): 0 ok, 1 error, 2 await timed out.
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitTimeout = 2;
+
+struct Command {
+  CLI::App* app = nullptr;
+  // Runs the command after parsing; returns the exit code. Throws
+  // trellis::Error, which main reports as `error (<code>): <message>`.
+  std::function<int()> run;
+};
+
+Command add_apply_command(CLI::App& app, const GlobalOptions& global);
+Command add_run_command(CLI::App& app, const GlobalOptions& global);
+Command add_status_command(CLI::App& app, const GlobalOptions& global);
+Command add_await_command(CLI::App& app, const GlobalOptions& global);
+Command add_dev_command(CLI::App& app, const GlobalOptions& global);
+Command add_demo_command(CLI::App& app, const GlobalOptions& global);
+
+}  // namespace trellis::cli

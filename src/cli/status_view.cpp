@@ -1,0 +1,201 @@
+// Renders status records: the JSON record and the human table with hold-ups in plain words.
+#include "cli/status_view.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cli/text_table.hpp"
+
+namespace trellis::cli {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson text_or_null(const std::string& text) {
+  return text.empty() ? ojson(nullptr) : ojson(text);
+}
+
+// Error texts may span lines; a table cell may not.
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep = ", ") {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : sep) + item;
+  return out;
+}
+
+std::string since(const std::string& when) {
+  return when.empty() ? "" : " since " + when;
+}
+
+std::string describe_capture_failure(const Status& s) {
+  const auto& f = *s.capture_failure;
+  std::string cols = f.columns.empty() ? "" : " (columns " + join(f.columns) + ")";
+  std::string err = f.error.empty() ? "" : ": " + one_line(f.error);
+  if (f.kind == "halt")
+    return fmt::format(
+        "drain halted on {}{}{}{}; {} and what reads it are paused; fix the cause, then "
+        "RESUME TRANSFORM {}",
+        f.table, cols, err, since(f.detected_at), s.target, s.target);
+  if (f.kind == "disruption")
+    return fmt::format(
+        "capture on {} was changed outside Trellis{}{}; changes may be missing; RESUME "
+        "TRANSFORM {} reinstalls capture and rebuilds",
+        f.table, err, since(f.detected_at), s.target);
+  return fmt::format(
+      "capture of {}{} is broken{}{}; fix the source table, then RESUME TRANSFORM {}", f.table,
+      cols, err, since(f.detected_at), s.target);
+}
+
+}  // namespace
+
+ojson status_json(const Status& s) {
+  ojson j;
+  j["target"] = s.target;
+  j["status"] = s.status;
+  j["backfill_failure"] = nullptr;
+  if (const auto& f = s.backfill_failure)
+    j["backfill_failure"] = {{"chunk", text_or_null(f->chunk)},
+                             {"attempts", f->attempts},
+                             {"error", text_or_null(f->error)},
+                             {"next_retry_at", text_or_null(f->next_retry_at)}};
+  j["capture_wait"] = nullptr;
+  if (const auto& w = s.capture_wait)
+    j["capture_wait"] = {{"table", text_or_null(w->table)},
+                         {"lock_mode", text_or_null(w->lock_mode)},
+                         {"blocking_pids", w->blocking_pids},
+                         {"since", text_or_null(w->since)}};
+  j["capture_failure"] = nullptr;
+  if (const auto& f = s.capture_failure)
+    j["capture_failure"] = {{"kind", text_or_null(f->kind)},
+                            {"table", text_or_null(f->table)},
+                            {"columns", f->columns},
+                            {"error", text_or_null(f->error)},
+                            {"detected_at", text_or_null(f->detected_at)}};
+  j["held_keys"] = nullptr;
+  if (const auto& h = s.held_keys; h && h->count > 0)
+    j["held_keys"] = {{"count", h->count}, {"oldest", text_or_null(h->oldest)}};
+  j["drain_failure"] = nullptr;
+  if (const auto& f = s.drain_failure)
+    j["drain_failure"] = {{"table", text_or_null(f->table)},
+                          {"error", text_or_null(f->error)},
+                          {"sqlstate", text_or_null(f->sqlstate)},
+                          {"since", text_or_null(f->since)},
+                          {"attempts", f->attempts}};
+  j["source_index_gaps"] = ojson::array();
+  for (const auto& g : s.source_index_gaps)
+    j["source_index_gaps"].push_back({{"role", g.role},
+                                      {"table", g.table},
+                                      {"columns", g.columns},
+                                      {"create_index", g.create_index}});
+  j["correcting"] = ojson::array();
+  for (const auto& c : s.correcting)
+    j["correcting"].push_back({{"partition", c.partition},
+                               {"reason", text_or_null(c.reason)},
+                               {"since", text_or_null(c.since)}});
+  j["paused_upstream_columns"] = s.paused_upstream_columns;
+  return j;
+}
+
+std::string build_progress(const Status& s) {
+  if (s.build_rows_estimate <= 0) return fmt::format("{} rows built", s.build_rows_done);
+  double fraction =
+      std::clamp(static_cast<double>(s.build_rows_done) / s.build_rows_estimate, 0.0, 1.0);
+  constexpr int kWidth = 20;
+  int filled = static_cast<int>(fraction * kWidth + 0.5);
+  return fmt::format("{}/{} rows [{}{}] {}%", s.build_rows_done, s.build_rows_estimate,
+                     std::string(filled, '#'), std::string(kWidth - filled, '.'),
+                     static_cast<int>(fraction * 100));
+}
+
+std::vector<std::string> describe_status(const Status& s) {
+  std::vector<std::string> out;
+  if (s.status == "backfilling") out.push_back("building: " + build_progress(s));
+  if (const auto& w = s.capture_wait) {
+    std::vector<std::string> pids;
+    for (int pid : w->blocking_pids) pids.push_back(std::to_string(pid));
+    std::string mode = w->lock_mode.empty() ? "" : " (" + w->lock_mode + ")";
+    out.push_back(fmt::format(
+        "waiting for a lock{} on {} held by pids {}{}; fix: commit or end those sessions "
+        "(pg_terminate_backend)",
+        mode, w->table, pids.empty() ? "(unknown)" : join(pids), since(w->since)));
+  }
+  if (const auto& f = s.drain_failure)
+    out.push_back(fmt::format("drain keeps failing on {}: {}{}{}, {} attempts; fix the cause",
+                              f->table, one_line(f->error),
+                              f->sqlstate.empty() ? "" : " (" + f->sqlstate + ")", since(f->since),
+                              f->attempts));
+  if (const auto& f = s.backfill_failure)
+    out.push_back(fmt::format(
+        "build keeps failing{}: {}, {} attempts{}; fix the cause (it retries by itself)",
+        f->chunk.empty() ? "" : " on chunk " + f->chunk, one_line(f->error), f->attempts,
+        f->next_retry_at.empty() ? "" : ", next retry at " + f->next_retry_at));
+  if (s.capture_failure) out.push_back(describe_capture_failure(s));
+  if (const auto& h = s.held_keys; h && h->count > 0)
+    out.push_back(fmt::format(
+        "{} source key{} held in quarantine{}; their target rows keep their old values; fix the "
+        "cause, then release the keys",
+        h->count, h->count == 1 ? "" : "s",
+        h->oldest.empty() ? "" : " (oldest " + h->oldest + ")"));
+  for (const auto& c : s.correcting)
+    out.push_back(fmt::format("correcting for partition {}{}{}", c.partition,
+                              c.reason.empty() ? "" : " (" + c.reason + ")", since(c.since)));
+  if (!s.paused_upstream_columns.empty())
+    out.push_back(fmt::format("reads paused upstream column{} {}; RESUME them to catch up",
+                              s.paused_upstream_columns.size() == 1 ? "" : "s",
+                              join(s.paused_upstream_columns)));
+  for (const auto& g : s.source_index_gaps)
+    out.push_back(fmt::format("warning: no source index for {} on {}({}); run: {}", g.role, g.table,
+                              join(g.columns), g.create_index));
+  if (out.empty()) {
+    if (s.status == "waiting_to_backfill")
+      out.push_back("waiting for the staging worker to start the build");
+    else if (s.status == "paused")
+      out.push_back(fmt::format("paused; RESUME TRANSFORM {} rebuilds it", s.target));
+    else if (s.status == "quarantined")
+      out.push_back(fmt::format(
+          "too many held keys tripped its fuse; fix the cause, then RESUME TRANSFORM {}",
+          s.target));
+    else if (s.status == "catching_up")
+      out.push_back("built; applying the changes made meanwhile");
+  }
+  return out;
+}
+
+std::string render_status_table(const std::vector<Status>& statuses, const WorkerLiveness& workers,
+                                const std::string& instance) {
+  std::string out;
+  if (statuses.empty()) {
+    out += fmt::format("no transforms in instance {}; define one with `trellis apply`\n", instance);
+  } else {
+    TextTable table({"TARGET", "STATUS", "DETAILS"});
+    for (const auto& s : statuses) {
+      auto details = describe_status(s);
+      table.add_row({s.target, s.status, details.empty() ? "" : details.front()});
+      for (size_t i = 1; i < details.size(); ++i) table.add_row({"", "", details[i]});
+    }
+    out += table.render();
+  }
+  out += fmt::format("\nworkers: staging worker {}, drain workers {}\n",
+                     workers.staging ? "live" : "not running",
+                     workers.drains ? "live" : "not running");
+  if (!workers.staging && !workers.drains)
+    out +=
+        "warning: no staging worker and no drain workers are running; nothing will move: "
+        "start `trellis run`\n";
+  else if (!workers.staging)
+    out += "warning: no staging worker is running; nothing will move: start `trellis run`\n";
+  else if (!workers.drains)
+    out +=
+        "warning: no drain workers are running; nothing will move: start `trellis run "
+        "--no-staging` to add drain threads\n";
+  return out;
+}
+
+}  // namespace trellis::cli

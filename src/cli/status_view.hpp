@@ -1,0 +1,32 @@
+// How `trellis status` shows status records: JSON (SPEC §3 names) or a table in plain words.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "trellis/status.hpp"
+
+namespace trellis::cli {
+
+// The record with exactly the SPEC §3 field names plus "target"; empty
+// hold-ups are null (objects) or [] (lists).
+nlohmann::ordered_json status_json(const Status& status);
+
+// One line per non-empty hold-up (and build progress), each in plain words
+// with its fix. Empty for a live transform that nothing holds up.
+std::vector<std::string> describe_status(const Status& status);
+
+// "1200/5000 rows [####................] 24%" (or "1200 rows" without an estimate).
+std::string build_progress(const Status& status);
+
+struct WorkerLiveness {
+  bool staging = false;
+  bool drains = false;
+};
+
+// The status table, then a line on workers and a plain warning when nothing will move.
+std::string render_status_table(const std::vector<Status>& statuses, const WorkerLiveness& workers,
+                                const std::string& instance);
+
+}  // namespace trellis::cli

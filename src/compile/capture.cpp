@@ -1,0 +1,124 @@
+// Renders capture trigger functions. Rows are read through to_jsonb(row) so a
+// renamed or dropped column yields NULL rather than an error: a capture
+// trigger never fails the application's statement. A key with a NULL element
+// is staged anyway; the drain skips it and schema checks report it.
+#include "compile/capture.hpp"
+
+#include <fmt/format.h>
+
+#include "compile/key_codec.hpp"
+#include "compile/sql_text.hpp"
+
+namespace trellis::compile {
+
+using catalog::Column;
+
+std::string trigger_name(const std::string& catalog_schema, const std::string& event) {
+  std::string name = "trellis_" + event + "_" + catalog_schema;
+  return name.substr(0, 63);
+}
+
+namespace {
+
+std::string ring_table(const RingShape& ring, int slot) {
+  return qualified(ring.catalog_schema, "ring_" + std::to_string(slot));
+}
+
+std::string function_name(const RingShape& ring, int table_id, const std::string& event) {
+  return qualified(ring.catalog_schema, fmt::format("capture_{}_{}", table_id, event));
+}
+
+std::string bucket_of(const std::string& key_expr, int buckets) {
+  return fmt::format("((hashtext({}::text) & 2147483647) % {})::int2", key_expr, buckets);
+}
+
+// SELECT producing (tbl, key, bucket, op) rows for one event.
+std::string staged_rows(const catalog::CapturedTable& t, const std::vector<Column>& reads,
+                        const RingShape& ring, const std::string& event) {
+  std::string key_new = encode_key_from_json(t.key, "to_jsonb(n)");
+  std::string key_old = encode_key_from_json(t.key, "to_jsonb(o)");
+  std::string keys;
+  if (event == "ins") {
+    keys = fmt::format("SELECT {} AS k FROM __trellis_new n", key_new);
+  } else if (event == "del") {
+    keys = fmt::format("SELECT {} AS k FROM __trellis_old o", key_old);
+  } else {
+    auto image = [&](const std::string& row) {
+      std::string cols;
+      for (const auto& c : reads) cols += fmt::format(", to_jsonb({}) -> {}", row, literal(c.name));
+      return cols;
+    };
+    std::string n = fmt::format("SELECT {}{} FROM __trellis_new n", key_new, image("n"));
+    std::string o = fmt::format("SELECT {}{} FROM __trellis_old o", key_old, image("o"));
+    keys = fmt::format("SELECT DISTINCT d.k FROM (({} EXCEPT {}) UNION ALL ({} EXCEPT {})) AS d(k)",
+                       n, o, o, n);
+  }
+  return fmt::format("SELECT {}, c.k, {}, '{}' FROM ({}) c", t.id, bucket_of("c.k", ring.buckets),
+                     event[0] == 'i' ? 'i' : (event[0] == 'd' ? 'd' : 'u'), keys);
+}
+
+// The body dispatches on the active segment's slot with static INSERTs, so
+// each branch keeps a cached plan.
+std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
+                         const std::string& event, const std::string& rows) {
+  std::string branches;
+  for (int s = 0; s < ring.slots; ++s) {
+    branches += fmt::format("  {} s % {} = {} THEN INSERT INTO {} (tbl, key, bucket, op) {};\n",
+                            s == 0 ? "IF" : "ELSIF", ring.slots, s, ring_table(ring, s), rows);
+  }
+  return fmt::format(
+      "CREATE OR REPLACE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
+      "SET search_path = pg_catalog, pg_temp AS $trellis$\n"
+      "DECLARE s bigint;\nBEGIN\n"
+      "  PERFORM pg_current_xact_id();\n"
+      "  s := pg_sequence_last_value({});\n{}  END IF;\n  RETURN NULL;\nEND\n$trellis$",
+      function_name(ring, t.id, event),
+      literal(qualified(ring.catalog_schema, "active_segment")) + "::regclass", branches);
+}
+
+std::string create_trigger(const catalog::CapturedTable& t, const RingShape& ring,
+                           const std::string& event) {
+  std::string table = qualified(t.schema, t.name);
+  std::string name = ident(trigger_name(ring.catalog_schema, event));
+  std::string timing, referencing, level = "FOR EACH STATEMENT";
+  if (event == "ins") timing = "INSERT", referencing = "REFERENCING NEW TABLE AS __trellis_new";
+  if (event == "upd")
+    timing = "UPDATE",
+    referencing = "REFERENCING OLD TABLE AS __trellis_old NEW TABLE AS __trellis_new";
+  if (event == "del") timing = "DELETE", referencing = "REFERENCING OLD TABLE AS __trellis_old";
+  if (event == "trunc") timing = "TRUNCATE";
+  return fmt::format(
+      "CREATE TRIGGER {} AFTER {} ON {} {} {} EXECUTE FUNCTION {}(); "
+      "ALTER TABLE {} ENABLE ALWAYS TRIGGER {}",
+      name, timing, table, referencing, level, function_name(ring, t.id, event), table, name);
+}
+
+const std::vector<std::string> kEvents = {"ins", "upd", "del", "trunc"};
+
+}  // namespace
+
+CaptureSql compile_capture(const catalog::CapturedTable& t, const std::vector<Column>& reads,
+                           const RingShape& ring) {
+  CaptureSql sql;
+  for (const auto& event : kEvents) {
+    std::string rows = event == "trunc"
+                           ? fmt::format("VALUES ({}, NULL::text[], 0::int2, 't'::\"char\")", t.id)
+                           : staged_rows(t, reads, ring, event);
+    sql.functions.push_back(function_sql(t, ring, event, rows));
+    sql.create_triggers.push_back(create_trigger(t, ring, event));
+    sql.drop.push_back(fmt::format("DROP TRIGGER IF EXISTS {} ON {}",
+                                   ident(trigger_name(ring.catalog_schema, event)),
+                                   qualified(t.schema, t.name)));
+  }
+  for (const auto& event : kEvents)
+    sql.drop.push_back(
+        fmt::format("DROP FUNCTION IF EXISTS {}()", function_name(ring, t.id, event)));
+  sql.trigger_probe = fmt::format(
+      "SELECT count(*) FROM pg_trigger WHERE tgrelid = {}::regclass AND tgname LIKE {} AND "
+      "tgenabled = 'A'",
+      literal(qualified(t.schema, t.name)),
+      literal("trellis\\_%\\_" + ring.catalog_schema));
+  return sql;
+}
+
+}  // namespace trellis::compile

@@ -1,0 +1,34 @@
+// SQL for capture on one table (DESIGN §4.1): statement-level AFTER triggers
+// with transition tables that append (table id, key, bucket, op) to the ring
+// slot of the active segment, in the writer's transaction (I2).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/definition.hpp"
+
+namespace trellis::compile {
+
+struct RingShape {
+  std::string catalog_schema;
+  int slots = 4;     // ring slot tables ring_0 .. ring_{slots-1}
+  int buckets = 16;  // claimable buckets per segment
+};
+
+struct CaptureSql {
+  std::vector<std::string> functions;        // CREATE OR REPLACE FUNCTION ... (4)
+  std::vector<std::string> create_triggers;  // CREATE TRIGGER + ENABLE ALWAYS
+  std::vector<std::string> drop;             // DROP TRIGGER / FUNCTION IF EXISTS
+  std::string trigger_probe;                 // counts this instance's enabled triggers on the table
+};
+
+// `reads` are the columns any reader reads (the key included): an UPDATE that
+// changes none of them stages nothing.
+CaptureSql compile_capture(const catalog::CapturedTable& table,
+                           const std::vector<catalog::Column>& reads, const RingShape& ring);
+
+// The trigger name prefix this instance uses on user tables.
+std::string trigger_name(const std::string& catalog_schema, const std::string& event);
+
+}  // namespace trellis::compile

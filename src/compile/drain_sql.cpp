@@ -1,0 +1,111 @@
+// Renders the drain and build loop statements; see drain_sql.hpp. Claims go
+// to rows whose owner connection is gone (its pid and backend start no longer
+// in pg_stat_activity), so a crashed process's work is reclaimed at once.
+#include "compile/drain_sql.hpp"
+
+#include <fmt/format.h>
+
+#include "compile/one_to_one.hpp"
+#include "compile/sql_text.hpp"
+
+namespace trellis::compile {
+
+namespace {
+
+const char* kMe =
+    "pg_backend_pid(), (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())";
+
+std::string owner_dead(const std::string& pid, const std::string& start) {
+  return fmt::format(
+      "NOT EXISTS (SELECT 1 FROM pg_stat_activity __a WHERE __a.pid = {} AND __a.backend_start = "
+      "{})",
+      pid, start);
+}
+
+}  // namespace
+
+DrainSql compile_drain(const std::string& cs, int slots) {
+  DrainSql s;
+  std::string buckets = qualified(cs, "buckets");
+  std::string transforms = qualified(cs, "transforms");
+  std::string active = literal(qualified(cs, "active_segment")) + "::regclass";
+  s.claim_bucket = fmt::format(
+      "UPDATE {0} b SET (owner_pid, owner_start) = ({1}) FROM (SELECT c.seg, c.bucket FROM {0} c "
+      "WHERE NOT c.done AND (c.not_before IS NULL OR c.not_before <= now()) AND (c.owner_pid IS "
+      "NULL OR {2}) ORDER BY c.seg, c.bucket LIMIT 1 FOR UPDATE SKIP LOCKED) pick "
+      "WHERE b.seg = pick.seg AND b.bucket = pick.bucket RETURNING b.seg, b.bucket",
+      buckets, kMe, owner_dead("c.owner_pid", "c.owner_start"));
+  s.check_bucket = fmt::format(
+      "SELECT 1 FROM {} WHERE seg = $1::bigint AND bucket = $2::int2 AND owner_pid = "
+      "pg_backend_pid() AND NOT done FOR UPDATE",
+      buckets);
+  for (int slot = 0; slot < slots; ++slot) {
+    std::string ring = qualified(cs, "ring_" + std::to_string(slot));
+    std::string cursor = fmt::format(
+        "(SELECT cursor FROM {} WHERE seg = $1::bigint AND bucket = $2::int2)", buckets);
+    s.truncated_tables.push_back(fmt::format(
+        "SELECT array_agg(DISTINCT tbl) FROM {} WHERE bucket = $2::int2 AND op = 't' AND {} IS "
+        "NULL AND $1::bigint IS NOT NULL",
+        ring, cursor));
+    s.fill_page.push_back(fmt::format(
+        "WITH pick AS (SELECT DISTINCT r.tbl, r.key, ARRAY[r.tbl::text] || r.key AS ck FROM {0} r "
+        "WHERE r.bucket = $2::int2 AND r.key IS NOT NULL AND array_position(r.key, NULL) IS NULL "
+        "AND ({1} IS NULL OR ARRAY[r.tbl::text] || r.key > {1}) ORDER BY ck LIMIT $3::int), "
+        "ins AS (INSERT INTO {2} (tbl, key) SELECT tbl, key FROM pick ON CONFLICT DO NOTHING) "
+        "SELECT count(*), max(ck), array_agg(DISTINCT tbl) FROM pick",
+        ring, cursor, kPageTable));
+    s.bucket_tables.push_back(
+        fmt::format("SELECT array_agg(DISTINCT tbl) FROM {} WHERE bucket = $1::int2", ring));
+  }
+  s.finish_page = fmt::format(
+      "UPDATE {} SET cursor = $3::text[], done = $4::bool, attempts = 0, not_before = NULL, "
+      "into_seg = CASE WHEN $5::bool THEN greatest(into_seg, pg_sequence_last_value({})) ELSE "
+      "into_seg END "
+      "WHERE seg = $1::bigint AND bucket = $2::int2",
+      buckets, active);
+  s.fail_bucket = fmt::format(
+      "UPDATE {} SET owner_pid = NULL, owner_start = NULL, attempts = attempts + 1, "
+      "not_before = now() + least(interval '100 ms' * power(2, least(attempts, 6)), "
+      "interval '5 s') WHERE seg = $1::bigint AND bucket = $2::int2",
+      buckets);
+  s.record_drain_failure = fmt::format(
+      "UPDATE {} SET drain_failure = jsonb_build_object('table', (SELECT table_schema || '.' || "
+      "table_name FROM {} WHERE id = source_table_id), 'error', $2::text, 'sqlstate', $3::text, "
+      "'since', coalesce(drain_failure->>'since', now()::text), 'attempts', "
+      "coalesce((drain_failure->>'attempts')::int, 0) + 1) "
+      "WHERE source_table_id = ANY($1::int[]) AND status IN ('backfilling', 'live')",
+      transforms, qualified(cs, "captured_tables"));
+  s.clear_drain_failure = fmt::format(
+      "UPDATE {} SET drain_failure = NULL WHERE drain_failure IS NOT NULL AND source_table_id = "
+      "ANY($1::int[])",
+      transforms);
+  s.claim_build = fmt::format(
+      "UPDATE {0} t SET (build_owner_pid, build_owner_start) = ({1}) FROM (SELECT c.id FROM {0} c "
+      "WHERE c.status = 'backfilling' AND (c.build_owner_pid IS NULL OR {2}) ORDER BY c.id LIMIT "
+      "1 FOR UPDATE SKIP LOCKED) pick WHERE t.id = pick.id "
+      "RETURNING t.id, t.build_phase, t.build_cursor, t.build_sweep_target",
+      transforms, kMe, owner_dead("c.build_owner_pid", "c.build_owner_start"));
+  s.check_build = fmt::format(
+      "SELECT build_phase, build_cursor, build_sweep_target FROM {} WHERE id = $1::int AND "
+      "version = $2::int AND status = 'backfilling' AND build_owner_pid = pg_backend_pid() FOR "
+      "NO KEY UPDATE",
+      transforms);
+  s.advance_build = fmt::format(
+      "UPDATE {} SET build_cursor = $2::text[], build_rows_done = build_rows_done + (SELECT "
+      "count(*) FROM {}), backfill_failure = NULL WHERE id = $1::int",
+      transforms, kPageTable);
+  s.next_build_phase = fmt::format(
+      "UPDATE {} SET build_phase = 'target', build_cursor = NULL WHERE id = $1::int", transforms);
+  s.finish_build = fmt::format(
+      "UPDATE {} SET status = 'live', build_phase = NULL, build_cursor = NULL, build_owner_pid = "
+      "NULL, build_owner_start = NULL, build_sweep_target = false, backfill_failure = NULL, "
+      "updated_at = now() WHERE id = $1::int",
+      transforms);
+  s.fail_build = fmt::format(
+      "UPDATE {} SET build_owner_pid = NULL, build_owner_start = NULL, backfill_failure = "
+      "$2::jsonb WHERE id = $1::int",
+      transforms);
+  return s;
+}
+
+}  // namespace trellis::compile

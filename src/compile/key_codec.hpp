@@ -1,0 +1,34 @@
+// The ring's key encoding: a source key is a text[] holding each key column's
+// JSON text (to_jsonb(value) #>> '{}'). JSON rendering does not depend on the
+// writer's DateStyle or TimeZone, and every key type reads back from it with a
+// plain cast, so the encoding is stable across sessions and NULL-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/definition.hpp"
+
+namespace trellis::compile {
+
+// ARRAY[...] encoding the key columns of `row_alias` (a table alias in scope).
+std::string encode_key(const std::vector<catalog::Column>& key, const std::string& row_alias);
+// The same encoding from a jsonb row image `json_expr` (used by capture
+// triggers, so a renamed column yields NULL instead of an error).
+std::string encode_key_from_json(const std::vector<catalog::Column>& key,
+                                 const std::string& json_expr);
+// Column list `(key_array[1])::type AS "col", ...` decoding `array_expr`.
+std::string decode_key_columns(const std::vector<catalog::Column>& key,
+                               const std::string& array_expr);
+// ("c1", "c2") qualified by `alias` (or bare when alias is empty).
+std::string key_tuple(const std::vector<catalog::Column>& key, const std::string& alias);
+// a."c1" = b."c1" AND ...
+std::string key_equal(const std::vector<catalog::Column>& key, const std::string& a,
+                      const std::string& b);
+// Row comparison `(alias.c1, ...) > (decoded $param)` for keyset paging.
+std::string key_after(const std::vector<catalog::Column>& key, const std::string& alias,
+                      const std::string& array_expr);
+std::string key_at_most(const std::vector<catalog::Column>& key, const std::string& alias,
+                        const std::string& array_expr);
+
+}  // namespace trellis::compile

@@ -1,0 +1,25 @@
+// Probe view rendering; see probe.hpp.
+#include "compile/probe.hpp"
+
+#include <fmt/format.h>
+
+#include "compile/sql_text.hpp"
+
+namespace trellis::compile {
+
+std::string probe_field_view(const std::string& view, const std::string& source_schema,
+                             const std::string& source_table, const std::string& alias,
+                             const std::string& expr_sql) {
+  return fmt::format("CREATE TEMP VIEW {} AS SELECT ({}) AS \"f\" FROM {} AS {}", ident(view),
+                     expr_sql, qualified(source_schema, source_table), ident(alias));
+}
+
+std::string probe_where_view(const std::string& view, const std::string& source_schema,
+                             const std::string& source_table, const std::string& alias,
+                             const std::string& predicate_sql) {
+  return fmt::format("CREATE TEMP VIEW {} AS SELECT 1 AS \"f\" FROM {} AS {} WHERE ({})",
+                     ident(view), qualified(source_schema, source_table), ident(alias),
+                     predicate_sql);
+}
+
+}  // namespace trellis::compile

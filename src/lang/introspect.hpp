@@ -1,0 +1,54 @@
+// What define needs to know about a table from the system catalogs: its
+// kind, key, columns (with type, collation and whether the type has an
+// equality operator), and the conditions that make it unusable as a source.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/definition.hpp"
+#include "pg/connection.hpp"
+
+namespace trellis::lang {
+
+struct TableColumn {
+  catalog::Column column;
+  std::string base_type;  // typname of the (domain's base) type
+  bool not_null = false;
+  bool deterministic = true;
+  bool is_enum = false;
+};
+
+struct TableInfo {
+  unsigned oid = 0;
+  std::string schema;
+  std::string name;
+  char relkind = 'r';
+  bool rls_applies = false;
+  bool subscribed = false;
+  bool in_hierarchy = false;
+  std::vector<TableColumn> columns;
+  std::vector<std::string> primary_key;
+  std::vector<std::vector<std::string>> unique_keys;  // plain unique indexes (no predicate/expr)
+
+  const TableColumn* find(const std::string& column) const;
+};
+
+std::optional<TableInfo> describe_table(pg::Connection& conn, const std::string& schema,
+                                        const std::string& name);
+bool relation_exists(pg::Connection& conn, const std::string& schema, const std::string& name);
+
+// The type, collation and comparability of column `f` of a (temporary) view.
+catalog::Column view_column(pg::Connection& conn, const std::string& view, const std::string& name);
+
+struct CalledFunction {
+  std::string signature;  // regprocedure text
+  char volatility = 'i';
+  char kind = 'f';
+  bool returns_set = false;
+};
+// Every function a view calls, directly or through an operator.
+std::vector<CalledFunction> functions_called(pg::Connection& conn, const std::string& view);
+
+}  // namespace trellis::lang

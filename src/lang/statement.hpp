@@ -1,0 +1,80 @@
+// The statement language's syntax tree (SPEC §2), as produced by the parser.
+// It holds only what the text says; names are resolved and types checked
+// later against the live database (lang/validate).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace trellis::lang {
+
+// [schema.]name with PostgreSQL identifier folding already applied.
+struct QualifiedName {
+  std::optional<std::string> schema;
+  std::string name;
+};
+
+// A column reference found inside an expression: `col` or `qualifier.col`.
+struct ColumnRef {
+  std::optional<std::string> qualifier;
+  std::string column;
+  int position = 0;  // 0-based byte offset in the statement text
+};
+
+// One scalar expression, parsed by PostgreSQL's own grammar (libpg_query),
+// checked against the node allowlist and re-rendered from its parse tree.
+struct Expr {
+  std::string sql;       // canonical SQL deparsed from the parse tree (never the raw text)
+  std::string text;      // the user's text, for messages only
+  int position = 0;      // 0-based byte offset of `text` in the statement
+  std::vector<ColumnRef> columns;
+  std::vector<std::string> function_names;  // lower-case, unqualified, as written
+  bool has_aggregate_call = false;          // a call to a known aggregate name appears
+};
+
+struct Field {
+  std::string name;  // output column name (folded)
+  Expr expr;
+  int name_position = 0;
+};
+
+struct TransformStmt {
+  QualifiedName target;
+  bool adopt_existing = false;
+  QualifiedName source;
+  std::optional<std::string> alias;
+  std::vector<std::string> key_columns;  // KEY (...); empty when absent
+  std::vector<Expr> group_by;            // GROUP BY; empty for 1-1
+  bool without_source_index = false;
+  std::vector<Field> fields;
+  std::optional<Expr> where;
+  std::string text;  // the statement as given
+};
+
+struct PauseStmt {
+  QualifiedName target;
+  std::optional<std::string> column;
+};
+
+struct ResumeStmt {
+  QualifiedName target;
+  std::optional<std::string> column;
+};
+
+struct DropTransformStmt {
+  QualifiedName target;
+};
+
+using Statement = std::variant<TransformStmt, PauseStmt, ResumeStmt, DropTransformStmt>;
+
+// Parses exactly one statement. Throws trellis::Error(parse) with the
+// 1-based line:column of the offending token and what was expected.
+Statement parse_statement(const std::string& text);
+
+// Splits a file holding several statements separated by `;` (respecting
+// quotes, comments and parentheses). Empty statements are dropped.
+std::vector<std::string> split_statements(const std::string& text);
+
+}  // namespace trellis::lang

@@ -1,0 +1,346 @@
+// Define-time validation; see validate.hpp. Checks run cheapest first:
+// names and field rules from the statement alone, then the source table from
+// the system catalogs, then one probe view per expression inside a
+// transaction that is always rolled back.
+#include "lang/validate.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "compile/probe.hpp"
+#include "compile/sql_text.hpp"
+#include "lang/introspect.hpp"
+#include "lang/tokens.hpp"
+#include "pg/sql_error.hpp"
+#include "trellis/error.hpp"
+
+namespace trellis::lang {
+
+using catalog::Column;
+using catalog::TransformDef;
+
+namespace {
+
+constexpr size_t kMaxTargetName = 55;  // leaves room for "__ledger" within 63 bytes
+
+const std::set<std::string> kKeyTypes = {"int2",  "int4",      "int8",        "numeric", "text",
+                                         "varchar", "bpchar",  "uuid",        "date",    "timestamp",
+                                         "timestamptz", "time", "bool",       "bytea",   "oid",
+                                         "name",  "char",      "citext_never"};
+
+[[noreturn]] void refuse(ErrorCode code, const std::string& message) { throw Error(code, message); }
+
+std::string qualified_text(const std::string& schema, const std::string& name) {
+  return schema + "." + name;
+}
+
+std::string where_at(const TransformStmt& stmt, int offset) {
+  return line_col(stmt.text, static_cast<size_t>(offset));
+}
+
+std::string column_list(const TableInfo& t) {
+  std::string out;
+  for (const auto& c : t.columns) out += (out.empty() ? "" : ", ") + c.column.name;
+  return out;
+}
+
+TableInfo resolve_source(pg::Connection& conn, const TransformStmt& stmt,
+                         const ValidateContext& ctx) {
+  std::string schema = stmt.source.schema.value_or(ctx.target_schema);
+  auto info = describe_table(conn, schema, stmt.source.name);
+  if (!info)
+    refuse(ErrorCode::not_found,
+           fmt::format("source table {} does not exist; create it first or qualify the name as "
+                       "schema.table",
+                       qualified_text(schema, stmt.source.name)));
+  std::string name = qualified_text(schema, stmt.source.name);
+  if (info->relkind != 'r')
+    refuse(ErrorCode::validation,
+           fmt::format("source {} is not a plain table (relkind '{}'); transforms read ordinary "
+                       "tables only",
+                       name, info->relkind));
+  if (info->in_hierarchy)
+    refuse(ErrorCode::validation,
+           fmt::format("source table {} is part of an inheritance or partition hierarchy, which "
+                       "Trellis cannot capture; use a plain table",
+                       name));
+  if (info->rls_applies)
+    refuse(ErrorCode::validation,
+           fmt::format("row-level security on source table {} applies to Trellis's role; disable "
+                       "it, or run Trellis as the table owner or a BYPASSRLS role",
+                       name));
+  if (info->subscribed)
+    refuse(ErrorCode::validation,
+           fmt::format("source table {} is written by a logical-replication subscription; "
+                       "Trellis cannot capture it",
+                       name));
+  return *info;
+}
+
+std::vector<std::string> key_names(const TransformStmt& stmt, const TableInfo& src) {
+  std::string name = qualified_text(src.schema, src.name);
+  if (stmt.key_columns.empty()) {
+    if (src.primary_key.empty())
+      refuse(ErrorCode::validation,
+             fmt::format("source table {} has no primary key; add one, or name its row identity "
+                         "with KEY (column, ...) over a unique index",
+                         name));
+    return src.primary_key;
+  }
+  std::set<std::string> wanted(stmt.key_columns.begin(), stmt.key_columns.end());
+  if (wanted.size() != stmt.key_columns.size())
+    refuse(ErrorCode::validation, fmt::format("KEY of {} names a column twice", name));
+  for (const auto& k : stmt.key_columns) {
+    const auto* col = src.find(k);
+    if (!col)
+      refuse(ErrorCode::validation,
+             fmt::format("KEY column \"{}\" does not exist in {} (columns: {})", k, name,
+                         column_list(src)));
+    if (!col->not_null)
+      refuse(ErrorCode::validation,
+             fmt::format("KEY column \"{}\" of {} is nullable; make it NOT NULL", k, name));
+  }
+  for (const auto& u : src.unique_keys)
+    if (std::set<std::string>(u.begin(), u.end()) == wanted) return stmt.key_columns;
+  refuse(ErrorCode::validation,
+         fmt::format("KEY ({}) of {} is not backed by a unique index; create a unique index on "
+                     "exactly those columns",
+                     fmt::join(stmt.key_columns, ", "), name));
+}
+
+std::vector<Column> key_columns(const TransformStmt& stmt, const TableInfo& src) {
+  std::vector<Column> key;
+  std::string name = qualified_text(src.schema, src.name);
+  for (const auto& k : key_names(stmt, src)) {
+    const auto* col = src.find(k);
+    if (!col->is_enum && !kKeyTypes.count(col->base_type))
+      refuse(ErrorCode::validation,
+             fmt::format("key column \"{}\" of {} has type {}, whose equality is not "
+                         "deterministic enough to identify rows; key the transform on other "
+                         "columns with KEY (...)",
+                         k, name, col->column.type));
+    if (!col->deterministic)
+      refuse(ErrorCode::validation,
+             fmt::format("key column \"{}\" of {} uses a nondeterministic collation; use a "
+                         "deterministic collation for key columns",
+                         k, name));
+    key.push_back(col->column);
+  }
+  return key;
+}
+
+void check_field_names(const TransformStmt& stmt, const std::vector<Column>& key) {
+  std::set<std::string> seen;
+  for (const auto& f : stmt.fields) {
+    std::string at = where_at(stmt, f.name_position);
+    if (f.name.rfind("__", 0) == 0)
+      refuse(ErrorCode::validation,
+             fmt::format("field name \"{}\" at {} starts with \"__\", which Trellis reserves; "
+                         "rename the field",
+                         f.name, at));
+    for (const auto& k : key)
+      if (k.name == f.name)
+        refuse(ErrorCode::validation,
+               fmt::format("field \"{}\" at {} has the name of key column \"{}\", which the "
+                           "target already carries; rename the field",
+                           f.name, at, k.name));
+    if (!seen.insert(f.name).second)
+      refuse(ErrorCode::validation,
+             fmt::format("field name \"{}\" at {} is used twice; give each field its own name",
+                         f.name, at));
+    if (f.expr.has_aggregate_call)
+      refuse(ErrorCode::validation,
+             fmt::format("field \"{}\" at {} calls an aggregate function; a transform without "
+                         "GROUP BY has one row per source row, so aggregates are not allowed",
+                         f.name, at));
+  }
+}
+
+void check_columns(const TransformStmt& stmt, const Expr& expr, const TableInfo& src,
+                   const std::string& alias, const std::string& what) {
+  for (const auto& ref : expr.columns) {
+    std::string at = where_at(stmt, ref.position);
+    if (ref.qualifier && *ref.qualifier != alias)
+      refuse(ErrorCode::validation,
+             fmt::format("{} at {} refers to \"{}.{}\", but the only table in scope is \"{}\"; "
+                         "write {}.{} or just {}",
+                         what, at, *ref.qualifier, ref.column, alias, alias, ref.column,
+                         ref.column));
+    if (!src.find(ref.column))
+      refuse(ErrorCode::validation,
+             fmt::format("{} at {} refers to column \"{}\", which does not exist in {}.{} "
+                         "(columns: {})",
+                         what, at, ref.column, src.schema, src.name, column_list(src)));
+  }
+}
+
+void check_functions(pg::Connection& conn, const std::string& view, const std::string& what,
+                     const std::string& at) {
+  for (const auto& f : functions_called(conn, view)) {
+    if (f.kind == 'a' || f.kind == 'w')
+      refuse(ErrorCode::validation,
+             fmt::format("{} at {} calls {} function {}; it is not allowed here", what, at,
+                         f.kind == 'a' ? "aggregate" : "window", f.signature));
+    if (f.returns_set)
+      refuse(ErrorCode::validation,
+             fmt::format("{} at {} calls set-returning function {}; transform expressions must "
+                         "return one value per row",
+                         what, at, f.signature));
+    if (f.volatility != 'i')
+      refuse(ErrorCode::validation,
+             fmt::format("{} at {} calls {} function {}; transform expressions may only call "
+                         "immutable functions, so a re-derive always gives the same result",
+                         what, at, f.volatility == 's' ? "stable" : "volatile", f.signature));
+  }
+}
+
+// Runs `create_view` and rethrows PostgreSQL's refusal naming the expression.
+void probe(pg::Connection& conn, const std::string& create_view, const std::string& what,
+           const std::string& at, const std::string& text) {
+  try {
+    conn.exec("SAVEPOINT trellis_probe");
+    conn.exec(create_view);
+    conn.exec("RELEASE SAVEPOINT trellis_probe");
+  } catch (const pg::SqlError& e) {
+    if (!conn.healthy()) throw;
+    conn.exec("ROLLBACK TO SAVEPOINT trellis_probe");
+    refuse(ErrorCode::validation,
+           fmt::format("{} at {} ({}) is not valid over the source: {}", what, at, text, e.what()));
+  }
+}
+
+void type_expressions(pg::Connection& conn, const TransformStmt& stmt, TransformDef& def) {
+  pg::Transaction txn(conn);
+  for (size_t i = 0; i < stmt.fields.size(); ++i) {
+    const auto& f = stmt.fields[i];
+    std::string view = "trellis_probe_" + std::to_string(i);
+    std::string what = fmt::format("field \"{}\"", f.name);
+    std::string at = where_at(stmt, f.expr.position);
+    probe(conn,
+          compile::probe_field_view(view, def.source_schema, def.source_table, def.alias,
+                                    f.expr.sql),
+          what, at, f.expr.text);
+    check_functions(conn, view, what, at);
+    Column col = view_column(conn, view, f.name);
+    if (col.type == "record" || col.type == "unknown" || col.type == "void")
+      refuse(ErrorCode::validation,
+             fmt::format("{} at {} has type {}, which a table column cannot hold; cast it to a "
+                         "concrete type",
+                         what, at, col.type));
+    def.fields.push_back({f.name, f.expr.sql, col});
+  }
+  if (stmt.where) {
+    std::string at = where_at(stmt, stmt.where->position);
+    probe(conn,
+          compile::probe_where_view("trellis_probe_where", def.source_schema, def.source_table,
+                                    def.alias, stmt.where->sql),
+          "WHERE predicate", at, stmt.where->text);
+    check_functions(conn, "trellis_probe_where", "WHERE predicate", at);
+    def.where_sql = stmt.where->sql;
+  }
+  // txn rolls back: the probe views never outlive validation
+}
+
+void check_target(pg::Connection& conn, catalog::Store& store, const TransformStmt& stmt,
+                  const std::string& schema, const ValidateContext& ctx) {
+  std::string name = qualified_text(schema, stmt.target.name);
+  if (stmt.target.name.size() > kMaxTargetName)
+    refuse(ErrorCode::validation,
+           fmt::format("target name \"{}\" is {} bytes; Trellis allows at most {} so its side "
+                       "tables' names fit PostgreSQL's 63-byte limit",
+                       stmt.target.name, stmt.target.name.size(), kMaxTargetName));
+  if (stmt.target.name.rfind("__", 0) == 0)
+    refuse(ErrorCode::validation,
+           fmt::format("target name \"{}\" starts with \"__\", which Trellis reserves", name));
+  if (ctx.resuming) return;
+  if (stmt.adopt_existing)
+    refuse(ErrorCode::validation,
+           fmt::format("ADOPT EXISTING TABLE is not supported yet; drop or rename {} and define "
+                       "the transform without it",
+                       name));
+  if (store.transform(conn, schema, stmt.target.name))
+    refuse(ErrorCode::conflict,
+           fmt::format("transform {} already exists; DROP TRANSFORM it first or pick another "
+                       "target name",
+                       name));
+  if (relation_exists(conn, schema, stmt.target.name))
+    refuse(ErrorCode::conflict,
+           fmt::format("relation {} already exists; pick another target name", name));
+}
+
+void check_upstream(pg::Connection& conn, catalog::Store& store, const TableInfo& src,
+                    const std::vector<Column>& key) {
+  if (auto upstream = store.transform(conn, src.schema, src.name))
+    if (upstream->status != "live")
+      refuse(ErrorCode::validation,
+             fmt::format("source {} is the target of transform {}, which is {} and not live; "
+                         "wait until it is live (trellis await) and define this again",
+                         upstream->target_name(), upstream->target_name(), upstream->status));
+  if (auto captured = store.captured_table(conn, src.schema, src.name)) {
+    bool same = captured->key.size() == key.size();
+    for (size_t i = 0; same && i < key.size(); ++i) same = captured->key[i].name == key[i].name;
+    if (!same)
+      refuse(ErrorCode::validation,
+             fmt::format("source {}.{} is already captured keyed by another KEY; every "
+                         "transform over one table must use the same key",
+                         src.schema, src.name));
+  }
+}
+
+std::vector<Column> read_columns(const TransformStmt& stmt, const TableInfo& src,
+                                 const std::vector<Column>& key) {
+  std::set<std::string> names;
+  for (const auto& k : key) names.insert(k.name);
+  for (const auto& f : stmt.fields)
+    for (const auto& c : f.expr.columns) names.insert(c.column);
+  if (stmt.where)
+    for (const auto& c : stmt.where->columns) names.insert(c.column);
+  std::vector<Column> out;
+  for (const auto& n : names) out.push_back(src.find(n)->column);
+  return out;
+}
+
+}  // namespace
+
+TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
+                                const TransformStmt& stmt, const ValidateContext& ctx) {
+  if (!stmt.group_by.empty())
+    refuse(ErrorCode::validation,
+           "GROUP BY transforms are not supported yet; define a 1-1 transform (no GROUP BY)");
+  TransformDef def;
+  def.target_schema = stmt.target.schema.value_or(ctx.target_schema);
+  def.target_table = stmt.target.name;
+  check_target(conn, store, stmt, def.target_schema, ctx);
+  TableInfo src = resolve_source(conn, stmt, ctx);
+  def.source_schema = src.schema;
+  def.source_table = src.name;
+  def.alias = stmt.alias.value_or(src.name);
+  def.key = key_columns(stmt, src);
+  check_field_names(stmt, def.key);
+  for (const auto& f : stmt.fields)
+    check_columns(stmt, f.expr, src, def.alias, fmt::format("field \"{}\"", f.name));
+  if (stmt.where) check_columns(stmt, *stmt.where, src, def.alias, "WHERE predicate");
+  check_upstream(conn, store, src, def.key);
+  def.reads = read_columns(stmt, src, def.key);
+  type_expressions(conn, stmt, def);
+  def.statement = normalized_statement(def);
+  return def;
+}
+
+std::string normalized_statement(const TransformDef& def) {
+  using compile::ident;
+  std::string out = fmt::format("TRANSFORM {} FROM {} AS {} KEY ({}) SELECT ",
+                                compile::qualified(def.target_schema, def.target_table),
+                                compile::qualified(def.source_schema, def.source_table),
+                                ident(def.alias),
+                                compile::join<Column>(def.key, ", ", [](const Column& c) {
+                                  return compile::ident(c.name);
+                                }));
+  for (size_t i = 0; i < def.fields.size(); ++i)
+    out += (i ? ", " : "") + def.fields[i].sql + " AS " + ident(def.fields[i].name);
+  if (def.where_sql) out += " WHERE " + *def.where_sql;
+  return out;
+}
+
+}  // namespace trellis::lang

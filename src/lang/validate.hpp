@@ -1,0 +1,29 @@
+// Define-time validation (SPEC §2): resolves every name against the live
+// database, checks the source's key and the field rules, and lets PostgreSQL
+// type each expression and report the functions it calls. The result is the
+// resolved definition the catalog stores and the compiler renders.
+#pragma once
+
+#include <string>
+
+#include "catalog/definition.hpp"
+#include "catalog/store.hpp"
+#include "lang/statement.hpp"
+#include "pg/connection.hpp"
+
+namespace trellis::lang {
+
+struct ValidateContext {
+  std::string target_schema;  // default schema for unqualified names
+  bool resuming = false;      // the target already exists (RESUME re-validates)
+};
+
+// Throws trellis::Error(validation | conflict | not_found) naming the table,
+// column or field at fault and the fix.
+catalog::TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
+                                         const TransformStmt& stmt, const ValidateContext& ctx);
+
+// The statement as stored and dumped: names qualified, expressions canonical.
+std::string normalized_statement(const catalog::TransformDef& def);
+
+}  // namespace trellis::lang

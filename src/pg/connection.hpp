@@ -1,0 +1,102 @@
+// RAII over libpq: a Connection owns one PGconn with Trellis's pinned session
+// settings (SPEC §8); a Result owns one PGresult. Every libpq call in the
+// project lives under src/pg/.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct pg_conn;
+struct pg_result;
+
+namespace trellis::pg {
+
+// A query parameter: text format, or SQL NULL.
+using Param = std::optional<std::string>;
+
+class Result {
+ public:
+  Result() = default;
+  explicit Result(pg_result* res);
+  Result(Result&&) noexcept;
+  Result& operator=(Result&&) noexcept;
+  ~Result();
+
+  int rows() const;
+  int columns() const;
+  bool is_null(int row, int col) const;
+  std::string get(int row, int col) const;  // "" for NULL
+  std::optional<std::string> get_opt(int row, int col) const;
+  int64_t get_int(int row, int col) const;
+  bool get_bool(int row, int col) const;
+  std::string column_name(int col) const;
+  unsigned column_type(int col) const;  // type oid
+  int64_t affected() const;             // PQcmdTuples as a number (0 when none)
+  pg_result* raw() const { return res_; }
+
+ private:
+  pg_result* res_ = nullptr;
+};
+
+struct SessionPins {
+  std::string search_path = "pg_catalog";
+  std::string application_name = "trellis";
+  std::chrono::milliseconds lock_timeout{5000};
+  std::chrono::milliseconds statement_timeout{0};  // 0: none
+};
+
+class Connection {
+ public:
+  // Opens a connection and pins the session settings. Throws
+  // trellis::Error(connectivity) when the server cannot be reached.
+  static std::unique_ptr<Connection> open(const std::string& url, const SessionPins& pins = {});
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Runs one statement (optionally with text parameters). Throws pg::SqlError.
+  Result exec(std::string_view sql, const std::vector<Param>& params = {});
+  // Runs a script of several statements with no parameters (simple protocol).
+  void exec_script(std::string_view sql);
+
+  // Runs the statements back to back in pipeline mode (one round trip), each
+  // with its own parameters; throws the first failure after draining.
+  std::vector<Result> pipeline(const std::vector<std::pair<std::string, std::vector<Param>>>& stmts);
+
+  // Prepares `sql` unnamed and returns the result columns' (name, type oid).
+  std::vector<std::pair<std::string, unsigned>> describe(std::string_view sql);
+
+  // LISTEN support: waits up to `timeout` for a notification on the socket.
+  // Returns the channels that fired (possibly empty on timeout).
+  std::vector<std::string> wait_notifications(std::chrono::milliseconds timeout);
+
+  // Cancels the statement running on this connection (thread-safe).
+  void cancel();
+
+  bool healthy() const;
+  int backend_pid() const;
+  std::string quote_ident(std::string_view ident) const;
+  std::string quote_literal(std::string_view text) const;
+
+ private:
+  explicit Connection(pg_conn* conn);
+  pg_conn* conn_;
+};
+
+// RAII transaction: BEGIN on construction, ROLLBACK unless commit() was called.
+class Transaction {
+ public:
+  explicit Transaction(Connection& conn, std::string_view begin = "BEGIN");
+  ~Transaction();
+  void commit();
+
+ private:
+  Connection& conn_;
+  bool done_ = false;
+};
+
+}  // namespace trellis::pg

@@ -1,0 +1,21 @@
+// SQLSTATE classification (DESIGN §4.6): what may be retried as is, what is a
+// bad value for one key, and what means the schema or privileges changed.
+#include "pg/sql_error.hpp"
+
+namespace trellis::pg {
+
+FailureClass classify_sqlstate(const std::string& s) {
+  if (s.empty()) return FailureClass::transient;  // connection lost
+  if (s == "40001" || s == "40P01" || s == "55P03" || s == "57014" || s == "53300" ||
+      s == "57P01" || s == "57P02" || s == "57P03" || s.rfind("08", 0) == 0)
+    return FailureClass::transient;
+  if (s == "42501") return FailureClass::privilege;
+  if (s == "42P01" || s == "42703" || s == "42883" || s == "42804" || s == "0A000")
+    return FailureClass::schema;
+  if (s.rfind("22", 0) == 0 || s.rfind("23", 0) == 0) return FailureClass::data;
+  return FailureClass::other;
+}
+
+FailureClass SqlError::failure_class() const { return classify_sqlstate(sqlstate_); }
+
+}  // namespace trellis::pg

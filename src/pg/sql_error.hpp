@@ -1,0 +1,34 @@
+// A failed statement with its SQLSTATE, and the classification the engine
+// uses to decide between retrying, charging a key and pausing (DESIGN §4.6).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace trellis::pg {
+
+enum class FailureClass {
+  transient,     // serialization, deadlock, lock timeout, lost connection: retry, charge nothing
+  data,          // bad value for one key (cast, overflow, constraint): bisect and charge
+  schema,        // a relation or column is gone or changed
+  privilege,     // insufficient privilege
+  other,
+};
+
+class SqlError : public std::runtime_error {
+ public:
+  SqlError(std::string sqlstate, const std::string& message, std::string detail = {})
+      : std::runtime_error(message), sqlstate_(std::move(sqlstate)), detail_(std::move(detail)) {}
+  const std::string& sqlstate() const { return sqlstate_; }
+  const std::string& detail() const { return detail_; }
+  FailureClass failure_class() const;
+
+ private:
+  std::string sqlstate_;
+  std::string detail_;
+};
+
+// Classifies a SQLSTATE ("" means the connection was lost).
+FailureClass classify_sqlstate(const std::string& sqlstate);
+
+}  // namespace trellis::pg

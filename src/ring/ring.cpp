@@ -1,0 +1,123 @@
+// Seal, fence, promote and retire; see ring.hpp. The order of the seal steps
+// is what makes a segment complete (invariant I3): commit the registry change,
+// publish the next segment in the sequence, then take a fresh xid as the
+// fence. Every writer that read the old segment number had its xid earlier.
+#include "ring/ring.hpp"
+
+#include <fmt/format.h>
+
+#include "compile/sql_text.hpp"
+#include "pg/sql_error.hpp"
+
+namespace trellis::ring {
+
+using compile::ident;
+using compile::qualified;
+
+Ring::Ring(RingConfig config) : config_(std::move(config)) {}
+
+std::string Ring::table(const char* name) const { return qualified(config_.schema, name); }
+
+std::string Ring::slot_table(int64_t segment) const {
+  return qualified(config_.schema, "ring_" + std::to_string(segment % config_.slots));
+}
+
+void Ring::recover(pg::Connection& conn) {
+  auto active = conn.exec(fmt::format("SELECT max(seg) FROM {} WHERE state = 'active'",
+                                      table("segments")));
+  if (!active.is_null(0, 0))
+    conn.exec(fmt::format("SELECT setval({}::regclass, $1::bigint, true)",
+                          compile::literal(table("active_segment"))),
+              {active.get(0, 0)});
+  conn.exec(fmt::format(
+      "UPDATE {} SET fence = pg_current_xact_id() WHERE state = 'sealed' AND fence IS NULL",
+      table("segments")));
+}
+
+bool Ring::seal(pg::Connection& conn) {
+  auto cur = conn.exec(fmt::format("SELECT pg_sequence_last_value({}::regclass)",
+                                   compile::literal(table("active_segment"))));
+  int64_t seg = cur.get_int(0, 0);
+  auto probe = conn.exec(fmt::format(
+      "SELECT EXISTS (SELECT 1 FROM {}), NOT EXISTS (SELECT 1 FROM {} WHERE seg = $1::bigint AND "
+      "state <> 'retired')",
+      slot_table(seg), table("segments")),
+      {std::to_string(seg + 1 - config_.slots)});
+  if (!probe.get_bool(0, 0) || !probe.get_bool(0, 1)) return false;
+  {
+    pg::Transaction txn(conn);
+    conn.exec(fmt::format(
+                  "UPDATE {} SET state = 'sealed', sealed_at = now() WHERE seg = $1::bigint AND "
+                  "state = 'active'",
+                  table("segments")),
+              {std::to_string(seg)});
+    conn.exec(fmt::format("INSERT INTO {} (seg, state) VALUES ($1::bigint, 'active') ON CONFLICT "
+                          "(seg) DO UPDATE SET state = 'active', fence = NULL, into_seg = NULL, "
+                          "sealed_at = NULL, drained_at = NULL",
+                          table("segments")),
+              {std::to_string(seg + 1)});
+    txn.commit();
+  }
+  conn.exec(fmt::format("SELECT setval({}::regclass, $1::bigint, true)",
+                        compile::literal(table("active_segment"))),
+            {std::to_string(seg + 1)});
+  conn.exec(fmt::format("UPDATE {} SET fence = pg_current_xact_id() WHERE seg = $1::bigint",
+                        table("segments")),
+            {std::to_string(seg)});
+  return true;
+}
+
+int Ring::promote_fenced(pg::Connection& conn) {
+  auto fenced = conn.exec(fmt::format(
+      "SELECT seg FROM {} WHERE state = 'sealed' AND fence IS NOT NULL AND "
+      "fence < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY seg",
+      table("segments")));
+  for (int i = 0; i < fenced.rows(); ++i) {
+    std::string seg = fenced.get(i, 0);
+    pg::Transaction txn(conn);
+    auto listed = conn.exec(fmt::format("INSERT INTO {} (seg, bucket) SELECT $1::bigint, b.bucket "
+                                        "FROM (SELECT DISTINCT bucket FROM {}) b",
+                                        table("buckets"), slot_table(std::stoll(seg))),
+                            {seg});
+    conn.exec(fmt::format("UPDATE {} SET state = $2 WHERE seg = $1::bigint", table("segments")),
+              {seg, listed.affected() > 0 ? "ready" : "drained"});
+    txn.commit();
+  }
+  return fenced.rows();
+}
+
+int Ring::retire(pg::Connection& conn) {
+  conn.exec(fmt::format(
+      "UPDATE {0} s SET state = 'drained', drained_at = now(), "
+      "into_seg = (SELECT max(b.into_seg) FROM {1} b WHERE b.seg = s.seg) "
+      "WHERE s.state = 'ready' AND NOT EXISTS (SELECT 1 FROM {1} b WHERE b.seg = s.seg AND NOT "
+      "b.done)",
+      table("segments"), table("buckets")));
+  auto drained =
+      conn.exec(fmt::format("SELECT seg FROM {} WHERE state = 'drained' ORDER BY seg",
+                            table("segments")));
+  int retired = 0;
+  for (int i = 0; i < drained.rows(); ++i) {
+    std::string seg = drained.get(i, 0);
+    try {
+      pg::Transaction txn(conn);
+      conn.exec("SET LOCAL lock_timeout = '50ms'");
+      conn.exec("TRUNCATE " + slot_table(std::stoll(seg)));
+      conn.exec(fmt::format("UPDATE {} SET state = 'retired' WHERE seg = $1::bigint",
+                            table("segments")),
+                {seg});
+      conn.exec(fmt::format("DELETE FROM {} WHERE seg = $1::bigint", table("buckets")), {seg});
+      txn.commit();
+      ++retired;
+    } catch (const pg::SqlError& e) {
+      if (e.failure_class() != pg::FailureClass::transient) throw;
+      break;  // a reader still holds the slot; retry on the next tick
+    }
+  }
+  conn.exec(fmt::format("DELETE FROM {} WHERE state = 'retired' AND drained_at < now() - "
+                        "interval '10 minutes'",
+                        table("segments")));
+  return retired;
+}
+
+}  // namespace trellis::ring

@@ -1,0 +1,43 @@
+// The staging ring (DESIGN §4.2): sealing the active segment, fencing it with
+// a fresh xid, listing its buckets once every writer that could still append
+// has finished, and retiring drained segments by truncating their slot.
+// Only the staging worker calls these, so they never race each other.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "pg/connection.hpp"
+
+namespace trellis::ring {
+
+struct RingConfig {
+  std::string schema;  // catalog schema (unquoted)
+  int slots = 4;
+  int buckets = 16;
+};
+
+class Ring {
+ public:
+  explicit Ring(RingConfig config);
+
+  // On staging start: re-publish the registry's active segment and fence any
+  // sealed segment left without a fence, so a crash between steps loses nothing.
+  void recover(pg::Connection& conn);
+  // Seals the active segment when it holds rows and the next slot is free.
+  bool seal(pg::Connection& conn);
+  // Sealed segments whose fence has passed become ready (their buckets listed).
+  int promote_fenced(pg::Connection& conn);
+  // Ready segments with every bucket done become drained; drained slots are
+  // truncated (NOWAIT) and retired. Returns the number retired.
+  int retire(pg::Connection& conn);
+
+  std::string slot_table(int64_t segment) const;
+  const RingConfig& config() const { return config_; }
+
+ private:
+  std::string table(const char* name) const;
+  RingConfig config_;
+};
+
+}  // namespace trellis::ring

@@ -1,0 +1,158 @@
+// Worker loops. The staging worker ticks (reconcile capture, seal, promote
+// fenced segments, retire) and notifies drains when work appears; drain
+// threads claim buckets first and build chunks second, and sleep on LISTEN
+// with a polling floor when there is nothing to do.
+#include "runtime/runtime.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "apply/drainer.hpp"
+#include "build/builder.hpp"
+#include "capture/reconciler.hpp"
+#include "catalog/store.hpp"
+#include "compile/one_to_one.hpp"
+#include "compile/sql_text.hpp"
+#include "pg/sql_error.hpp"
+#include "ring/ring.hpp"
+
+namespace trellis {
+
+namespace {
+
+constexpr std::chrono::milliseconds kPollFloor{250};
+constexpr int kSlots = 4;
+constexpr int kBuckets = 16;
+
+std::string hostname() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::chrono::milliseconds backoff(int failures) {
+  return std::chrono::milliseconds(std::min(2000, 50 << std::min(failures, 6)));
+}
+
+}  // namespace
+
+void register_worker(pg::Connection& conn, const std::string& schema, const std::string& kind) {
+  conn.exec(fmt::format("INSERT INTO {} (pid, backend_start, kind, host) SELECT pg_backend_pid(), "
+                        "backend_start, $1, $2 FROM pg_stat_activity WHERE pid = pg_backend_pid() "
+                        "ON CONFLICT DO NOTHING",
+                        compile::qualified(schema, "workers")),
+            {kind, hostname()});
+}
+
+bool has_live_worker(pg::Connection& conn, const std::string& schema, const std::string& kind) {
+  auto res = conn.exec(fmt::format("SELECT EXISTS (SELECT 1 FROM {} w JOIN pg_stat_activity a ON "
+                                   "a.pid = w.pid AND a.backend_start = w.backend_start WHERE "
+                                   "w.kind = $1)",
+                                   compile::qualified(schema, "workers")),
+                       {kind});
+  return res.get_bool(0, 0);
+}
+
+Runtime::Runtime(const Options& options) : options_(options) {}
+
+Runtime::~Runtime() { stop(); }
+
+bool Runtime::acquire_staging_lock() {
+  staging_lock_ = pg::Connection::open(options_.url);
+  auto got = staging_lock_->exec("SELECT pg_try_advisory_lock(hashtext('trellis.staging:' || $1))",
+                                 {options_.schema});
+  return got.get_bool(0, 0);
+}
+
+void Runtime::start() {
+  if (options_.staging) {
+    if (!acquire_staging_lock())
+      throw Error(ErrorCode::conflict,
+                  fmt::format("another process already runs the staging worker of instance "
+                              "\"{}\"; run this one with staging off (--no-staging)",
+                              options_.schema));
+    threads_.emplace_back([this] { staging_loop(); });
+  }
+  for (int i = 0; i < options_.drain_threads; ++i)
+    threads_.emplace_back([this, i] { drain_loop(i); });
+}
+
+void Runtime::stop() {
+  stopping_ = true;
+  wake_.notify_all();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
+  staging_lock_.reset();
+}
+
+bool Runtime::sleep_for(std::chrono::milliseconds d) {
+  std::unique_lock lock(mutex_);
+  wake_.wait_for(lock, d, [this] { return stopping_.load(); });
+  return !stopping_;
+}
+
+void Runtime::staging_loop() {
+  catalog::Store store(options_.schema);
+  ring::Ring ring({options_.schema, kSlots, kBuckets});
+  capture::Reconciler reconciler(store, {options_.schema, kSlots, kBuckets});
+  std::unique_ptr<pg::Connection> conn;
+  int failures = 0;
+  while (!stopping_) {
+    try {
+      if (!staging_lock_ || !staging_lock_->healthy()) {
+        if (!acquire_staging_lock()) {  // another process took over meanwhile
+          if (!sleep_for(std::chrono::seconds(1))) break;
+          continue;
+        }
+      }
+      if (!conn) {
+        conn = pg::Connection::open(options_.url);
+        ring.recover(*conn);
+        register_worker(*conn, options_.schema, "staging");
+      }
+      bool started = reconciler.reconcile(*conn);
+      ring.seal(*conn);
+      bool promoted = ring.promote_fenced(*conn) > 0;
+      ring.retire(*conn);
+      if (started || promoted) store.notify_work(*conn);
+      failures = 0;
+    } catch (const std::exception& e) {
+      spdlog::warn("staging worker: {}", e.what());
+      if (conn && !conn->healthy()) conn.reset();
+      if (!sleep_for(backoff(failures++))) break;
+      continue;
+    }
+    if (!sleep_for(options_.tick)) break;
+  }
+}
+
+void Runtime::drain_loop(int index) {
+  catalog::Store store(options_.schema);
+  ring::Ring ring({options_.schema, kSlots, kBuckets});
+  apply::Drainer drainer(store, ring, {});
+  build::Builder builder(store, kSlots, {});
+  std::unique_ptr<pg::Connection> conn;
+  int failures = 0;
+  while (!stopping_) {
+    try {
+      if (!conn) {
+        conn = pg::Connection::open(options_.url);
+        conn->exec(compile::create_page_table_sql());
+        conn->exec("LISTEN " + compile::ident(store.work_channel()));
+        register_worker(*conn, options_.schema, "drain");
+      }
+      bool worked = drainer.drain_one(*conn);
+      worked = builder.build_one_chunk(*conn) || worked;
+      failures = 0;
+      if (!worked) conn->wait_notifications(kPollFloor);
+    } catch (const std::exception& e) {
+      spdlog::warn("drain thread {}: {}", index, e.what());
+      if (conn && !conn->healthy()) conn.reset();
+      if (!sleep_for(backoff(failures++))) break;
+    }
+  }
+}
+
+}  // namespace trellis

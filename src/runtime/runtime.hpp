@@ -1,0 +1,47 @@
+// The background workers of one handle (SPEC §1): the staging worker (one per
+// instance, guarded by an advisory lock) and N drain threads. Each owns its
+// connection, reconnects by itself after a lost connection or a server
+// restart, and stops promptly on shutdown.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "pg/connection.hpp"
+#include "trellis/trellis.hpp"
+
+namespace trellis {
+
+class Runtime {
+ public:
+  explicit Runtime(const Options& options);
+  ~Runtime();
+  // Starts the requested workers. Throws Error(conflict) when staging was
+  // asked for and another process runs this instance's staging worker.
+  void start();
+  void stop();
+
+ private:
+  void staging_loop();
+  void drain_loop(int index);
+  bool acquire_staging_lock();
+  bool sleep_for(std::chrono::milliseconds d);  // false when stopping
+
+  Options options_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::unique_ptr<pg::Connection> staging_lock_;
+  std::vector<std::thread> threads_;
+};
+
+// Registers the connection as a live worker of `kind` (drain | staging).
+void register_worker(pg::Connection& conn, const std::string& schema, const std::string& kind);
+// True when some connected process has a worker of `kind` registered.
+bool has_live_worker(pg::Connection& conn, const std::string& schema, const std::string& kind);
+
+}  // namespace trellis

@@ -1,0 +1,77 @@
+// Integration fixture; see harness.hpp.
+#include "support/harness.hpp"
+
+#include <thread>
+
+#include "catalog/store.hpp"
+#include "compile/oracle.hpp"
+
+namespace trellis::test {
+
+testkit::Cluster& shared_cluster() {
+  static std::unique_ptr<testkit::Cluster> cluster = testkit::Cluster::start();
+  return *cluster;
+}
+
+void TrellisTest::SetUp() {
+  url_ = shared_cluster().create_database("t");
+  app_ = pg::Connection::open(url_, {.search_path = "public"});
+}
+
+void TrellisTest::TearDown() { app_.reset(); }
+
+Options TrellisTest::options(int drain_threads, bool staging) const {
+  Options o;
+  o.url = url_;
+  o.staging = staging;
+  o.drain_threads = drain_threads;
+  o.tick = std::chrono::milliseconds(20);
+  return o;
+}
+
+std::unique_ptr<Trellis> TrellisTest::start(int drain_threads, bool staging) {
+  return Trellis::connect(options(drain_threads, staging));
+}
+
+void TrellisTest::sql(const std::string& statement) { app_->exec_script(statement); }
+
+pg::Result TrellisTest::query(const std::string& statement) { return app_->exec(statement); }
+
+void TrellisTest::await_status(Trellis& t, const std::string& target, const std::string& status,
+                               std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto s = t.status(target);
+    last = s ? s->status : "(none)";
+    if (last == status) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FAIL() << target << " did not reach " << status << " within " << timeout.count()
+         << "s; last status " << last;
+}
+
+void TrellisTest::await_converged(Trellis& t, std::chrono::seconds timeout) {
+  auto token = t.watermark_token();
+  ASSERT_TRUE(t.await_converged(token, timeout)) << "not converged within " << timeout.count() << "s";
+}
+
+std::string TrellisTest::oracle_diff(const std::string& target) {
+  auto conn = pg::Connection::open(url_);
+  catalog::Store store("trellis");
+  auto dot = target.find('.');
+  std::string schema = dot == std::string::npos ? "public" : target.substr(0, dot);
+  std::string table = dot == std::string::npos ? target : target.substr(dot + 1);
+  auto def = store.transform(*conn, schema, table);
+  if (!def) return "no transform " + target;
+  auto diff = conn->exec(compile::oracle_diff_sql(*def, 20));
+  std::string out;
+  for (int i = 0; i < diff.rows(); ++i) out += diff.get(i, 0) + " " + diff.get(i, 1) + "\n";
+  return out;
+}
+
+void TrellisTest::expect_oracle(const std::string& target) {
+  EXPECT_EQ(oracle_diff(target), "") << "target " << target << " differs from its definition";
+}
+
+}  // namespace trellis::test

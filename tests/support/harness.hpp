@@ -1,0 +1,43 @@
+// Shared fixture for integration tests: one throwaway PostgreSQL cluster per
+// test binary, a fresh database per test, handles with workers, waits that
+// poll with a deadline (never a fixed sleep), and the oracle check.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "pg/connection.hpp"
+#include "testkit/cluster.hpp"
+#include "trellis/trellis.hpp"
+
+namespace trellis::test {
+
+testkit::Cluster& shared_cluster();
+
+class TrellisTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  Options options(int drain_threads = 2, bool staging = true) const;
+  std::unique_ptr<Trellis> start(int drain_threads = 2, bool staging = true);
+  // Runs SQL as the application would (a plain connection, no Trellis pins).
+  void sql(const std::string& statement);
+  pg::Result query(const std::string& statement);
+  // Polls status until `target` reads `status`; fails the test on timeout.
+  void await_status(Trellis& t, const std::string& target, const std::string& status,
+                    std::chrono::seconds timeout = std::chrono::seconds(60));
+  void await_converged(Trellis& t, std::chrono::seconds timeout = std::chrono::seconds(60));
+  // Differences between the target and its definition as a plain SELECT
+  // ("" when equal), via the catalog's stored definition.
+  std::string oracle_diff(const std::string& target);
+  void expect_oracle(const std::string& target);
+
+  std::string url_;
+  std::unique_ptr<pg::Connection> app_;
+};
+
+}  // namespace trellis::test
