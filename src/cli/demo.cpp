@@ -28,7 +28,7 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr int kCustomers = 500;
-constexpr int kOrders = 5000;
+constexpr int kOrders = 3000;
 constexpr auto kWriteFor = 3s;
 constexpr auto kLiveTimeout = 20s;
 constexpr auto kConvergeTimeout = 20s;
@@ -40,8 +40,8 @@ const char* kCustomerView =
     "TRANSFORM customer_view FROM customers SELECT name || ' (' || country || ')' AS label, "
     "country IN ('NL', 'DE', 'FR') AS in_eu";
 const char* kBigOrders =
-    "TRANSFORM big_orders FROM order_view SELECT amount_with_tax, status_label WHERE "
-    "amount_with_tax >= 1000";
+    "TRANSFORM big_orders FROM order_view SELECT round(amount_with_tax) AS rounded_amount, "
+    "lower(status_label) AS status WHERE amount_with_tax >= 1000";
 
 struct Interrupted {};
 

@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
       add_apply_command(app, global), add_run_command(app, global), add_status_command(app, global),
       add_await_command(app, global), add_dev_command(app, global), add_demo_command(app, global),
   };
+  for (auto& command : commands)
+    command.app->footer(
+        "Also accepted: the global options -d/--database-url, --schema, --target-schema, "
+        "--log-json, -v (see trellis --help).");
   app.require_subcommand(1);
   try {
     app.parse(argc, argv);

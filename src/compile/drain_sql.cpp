@@ -81,7 +81,8 @@ DrainSql compile_drain(const std::string& cs, int slots) {
       transforms);
   s.claim_build = fmt::format(
       "UPDATE {0} t SET (build_owner_pid, build_owner_start) = ({1}) FROM (SELECT c.id FROM {0} c "
-      "WHERE c.status = 'backfilling' AND (c.build_owner_pid IS NULL OR {2}) ORDER BY c.id LIMIT "
+      "WHERE c.status = 'backfilling' AND (c.build_owner_pid IS NULL OR c.build_owner_pid = "
+      "pg_backend_pid() OR {2}) ORDER BY c.id LIMIT "
       "1 FOR UPDATE SKIP LOCKED) pick WHERE t.id = pick.id "
       "RETURNING t.id, t.build_phase, t.build_cursor, t.build_sweep_target",
       transforms, kMe, owner_dead("c.build_owner_pid", "c.build_owner_start"));
