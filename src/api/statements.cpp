@@ -28,6 +28,17 @@ catalog::TransformDef require_transform(Trellis::Impl& impl, pg::Connection& con
   return *def;
 }
 
+// PAUSE/RESUME name `a.b`: the transform b in schema a if there is one,
+// else column b of transform a. Folds the first reading into the name.
+void prefer_schema_reading(Trellis::Impl& impl, pg::Connection& conn, lang::QualifiedName& target,
+                           std::optional<std::string>& column) {
+  if (!column || target.schema) return;
+  if (impl.store.transform(conn, target.name, *column)) {
+    target = {target.name, *column};
+    column.reset();
+  }
+}
+
 void refuse_column_form(const std::optional<std::string>& column, const char* verb) {
   if (column)
     throw Error(ErrorCode::validation,
@@ -76,9 +87,11 @@ Applied define_transform(Trellis::Impl& impl, const lang::TransformStmt& stmt) {
   return {"transform", def.target_name(), "waiting_to_backfill"};
 }
 
-Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt) {
-  refuse_column_form(stmt.column, "PAUSE");
+Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& given) {
   auto conn = impl.pool.acquire();
+  auto stmt = given;
+  prefer_schema_reading(impl, *conn, stmt.target, stmt.column);
+  refuse_column_form(stmt.column, "PAUSE");
   auto def = require_transform(impl, *conn, stmt.target);
   conn->exec(fmt::format("UPDATE {} SET status = 'paused', build_owner_pid = NULL, "
                          "build_owner_start = NULL, updated_at = now() WHERE id = $1::int",
@@ -87,9 +100,11 @@ Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt) {
   return {"pause", def.target_name(), "paused"};
 }
 
-Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt) {
-  refuse_column_form(stmt.column, "RESUME");
+Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& given) {
   auto conn = impl.pool.acquire();
+  auto stmt = given;
+  prefer_schema_reading(impl, *conn, stmt.target, stmt.column);
+  refuse_column_form(stmt.column, "RESUME");
   auto def = require_transform(impl, *conn, stmt.target);
   if (def.status != "paused" && def.status != "quarantined")
     return {"resume", def.target_name(), def.status};

@@ -23,6 +23,19 @@ auto guarded(F&& f) -> decltype(f()) {
   }
 }
 
+// For calls that only read: a connection that broke since its last use
+// (a server restart) is replaced and the call tried once more.
+template <typename F>
+auto reading(Trellis::Impl& impl, F&& f) -> decltype(f()) {
+  try {
+    return guarded(f);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::connectivity) throw;
+    impl.pool.clear();
+    return guarded(f);
+  }
+}
+
 }  // namespace
 
 Trellis::Trellis(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -64,17 +77,17 @@ Applied Trellis::apply(const std::string& statement) {
 }
 
 std::optional<Status> Trellis::status(const std::string& target) {
-  auto all = guarded([&] { return api::read_status(*impl_, target); });
+  auto all = reading(*impl_, [&] { return api::read_status(*impl_, target); });
   if (all.empty()) return std::nullopt;
   return all.front();
 }
 
 std::vector<Status> Trellis::status_all() {
-  return guarded([&] { return api::read_status(*impl_, std::nullopt); });
+  return reading(*impl_, [&] { return api::read_status(*impl_, std::nullopt); });
 }
 
 std::vector<Definition> Trellis::definitions() {
-  return guarded([&] {
+  return reading(*impl_, [&] {
     auto conn = impl_->pool.acquire();
     std::vector<Definition> out;
     for (const auto& d : impl_->store.transforms(*conn))
@@ -84,22 +97,22 @@ std::vector<Definition> Trellis::definitions() {
 }
 
 Token Trellis::watermark_token() {
-  return guarded([&] { return api::take_token(*impl_); });
+  return reading(*impl_, [&] { return api::take_token(*impl_); });
 }
 
 bool Trellis::await_converged(const Token& token, std::chrono::milliseconds timeout) {
-  return guarded([&] { return api::wait_converged(*impl_, token, timeout); });
+  return reading(*impl_, [&] { return api::wait_converged(*impl_, token, timeout); });
 }
 
 bool Trellis::has_live_staging_worker() {
-  return guarded([&] {
+  return reading(*impl_, [&] {
     auto conn = impl_->pool.acquire();
     return has_live_worker(*conn, impl_->options.schema, "staging");
   });
 }
 
 bool Trellis::has_live_drain_workers() {
-  return guarded([&] {
+  return reading(*impl_, [&] {
     auto conn = impl_->pool.acquire();
     return has_live_worker(*conn, impl_->options.schema, "drain");
   });

@@ -65,10 +65,19 @@ int watch(const GlobalOptions& global, const StatusArgs& args) {
       screen = render(*trellis, global, args, /*compact=*/args.json);
     } catch (const Error& e) {
       if (first) throw;
-      screen = fmt::format("error ({}): {}; retrying\n", to_string(e.code()), e.what());
+      auto line = fmt::format("error ({}): {}; retrying\n", to_string(e.code()), e.what());
+      if (args.json) {  // stdout stays one JSON document per line
+        std::cerr << line << std::flush;
+        continue;
+      }
+      screen = line;
     }
+    bool first_screen = first;
     first = false;
-    if (tty && !args.json) std::cout << "\033[H\033[2J";
+    if (tty && !args.json)
+      std::cout << "\033[H\033[2J";  // redraw in place
+    else if (!first_screen && !args.json)
+      std::cout << "\n";
     if (!args.json)
       screen = fmt::format("{:%Y-%m-%d %H:%M:%S} (every 1 s; Ctrl-C stops)\n",
                            fmt::localtime(std::time(nullptr))) +

@@ -28,7 +28,7 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr int kCustomers = 500;
-constexpr int kOrders = 3000;
+constexpr int kOrders = 5000;
 constexpr auto kWriteFor = 3s;
 constexpr auto kLiveTimeout = 20s;
 constexpr auto kConvergeTimeout = 20s;

@@ -1,4 +1,5 @@
-// Renders capture trigger functions. Rows are read through to_jsonb(row) so a
+// Renders capture trigger functions. Rows are read through to_jsonb(alias.*)
+// (".*" so a column named like the alias cannot shadow the row), so a
 // renamed or dropped column yields NULL rather than an error: a capture
 // trigger never fails the application's statement. A key with a NULL element
 // is staged anyway; the drain skips it and schema checks report it.
@@ -32,24 +33,24 @@ std::string bucket_of(const std::string& key_expr, int buckets) {
   return fmt::format("((hashtext({}::text) & 2147483647) % {})::int2", key_expr, buckets);
 }
 
+// Row images of a transition table as jsonb, computed once per row.
+std::string images(const std::string& transition) {
+  return fmt::format("(SELECT to_jsonb(__row.*) AS __j FROM {} __row) __r", transition);
+}
+
 // SELECT producing (tbl, key, bucket, op) rows for one event.
 std::string staged_rows(const catalog::CapturedTable& t, const std::vector<Column>& reads,
                         const RingShape& ring, const std::string& event) {
-  std::string key_new = encode_key_from_json(t.key, "to_jsonb(n)");
-  std::string key_old = encode_key_from_json(t.key, "to_jsonb(o)");
+  std::string key = encode_key_from_json(t.key, "__r.__j");
   std::string keys;
-  if (event == "ins") {
-    keys = fmt::format("SELECT {} AS k FROM __trellis_new n", key_new);
-  } else if (event == "del") {
-    keys = fmt::format("SELECT {} AS k FROM __trellis_old o", key_old);
+  if (event == "ins" || event == "del") {
+    keys = fmt::format("SELECT {} AS k FROM {}", key,
+                       images(event == "ins" ? "__trellis_new" : "__trellis_old"));
   } else {
-    auto image = [&](const std::string& row) {
-      std::string cols;
-      for (const auto& c : reads) cols += fmt::format(", to_jsonb({}) -> {}", row, literal(c.name));
-      return cols;
-    };
-    std::string n = fmt::format("SELECT {}{} FROM __trellis_new n", key_new, image("n"));
-    std::string o = fmt::format("SELECT {}{} FROM __trellis_old o", key_old, image("o"));
+    std::string cols;
+    for (const auto& c : reads) cols += fmt::format(", __r.__j -> {}", literal(c.name));
+    std::string n = fmt::format("SELECT {}{} FROM {}", key, cols, images("__trellis_new"));
+    std::string o = fmt::format("SELECT {}{} FROM {}", key, cols, images("__trellis_old"));
     keys = fmt::format("SELECT DISTINCT d.k FROM (({} EXCEPT {}) UNION ALL ({} EXCEPT {})) AS d(k)",
                        n, o, o, n);
   }

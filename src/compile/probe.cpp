@@ -22,4 +22,18 @@ std::string probe_where_view(const std::string& view, const std::string& source_
                      predicate_sql);
 }
 
+std::string probe_table(const std::string& alias, const std::string& source_schema,
+                        const std::string& source_table) {
+  return fmt::format("CREATE TEMP TABLE {} (LIKE {})", ident(alias),
+                     qualified(source_schema, source_table));
+}
+
+std::string probe_immutable_expression(const std::string& alias, const std::string& expr_sql) {
+  return fmt::format("CREATE INDEX ON pg_temp.{} ((({}) IS NULL))", ident(alias), expr_sql);
+}
+
+std::string probe_immutable_predicate(const std::string& alias, const std::string& predicate_sql) {
+  return fmt::format("CREATE INDEX ON pg_temp.{} ((true)) WHERE ({})", ident(alias), predicate_sql);
+}
+
 }  // namespace trellis::compile

@@ -17,4 +17,15 @@ std::string probe_where_view(const std::string& view, const std::string& source_
                              const std::string& source_table, const std::string& alias,
                              const std::string& predicate_sql);
 
+// CREATE TEMP TABLE <alias> (LIKE <source>): a stand-in the index probes
+// below are built on, named like the alias so qualified references resolve.
+std::string probe_table(const std::string& alias, const std::string& source_schema,
+                        const std::string& source_table);
+// An index over ((<expr>) IS NULL) on the stand-in: PostgreSQL refuses it
+// unless every function, operator and cast the expression uses is immutable,
+// and it refuses aggregates, window and set-returning functions.
+std::string probe_immutable_expression(const std::string& alias, const std::string& expr_sql);
+// A partial index WHERE (<predicate>), the same check for a predicate.
+std::string probe_immutable_predicate(const std::string& alias, const std::string& predicate_sql);
+
 }  // namespace trellis::compile

@@ -125,21 +125,4 @@ catalog::Column view_column(pg::Connection& conn, const std::string& view,
   return {name, res.get(0, 0), res.get(0, 1), res.get_bool(0, 2)};
 }
 
-std::vector<CalledFunction> functions_called(pg::Connection& conn, const std::string& view) {
-  auto res = conn.exec(
-      "WITH deps AS (SELECT d.refclassid, d.refobjid FROM pg_depend d JOIN pg_rewrite r ON "
-      "d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid WHERE r.ev_class = ('pg_temp.' || "
-      "quote_ident($1))::regclass), "
-      "procs AS (SELECT refobjid AS oid FROM deps WHERE refclassid = 'pg_proc'::regclass "
-      "UNION SELECT o.oprcode FROM deps JOIN pg_operator o ON deps.refclassid = "
-      "'pg_operator'::regclass AND o.oid = deps.refobjid) "
-      "SELECT p.oid::regprocedure::text, p.provolatile, p.prokind, p.proretset FROM procs JOIN "
-      "pg_proc p ON p.oid = procs.oid ORDER BY 1",
-      {view});
-  std::vector<CalledFunction> out;
-  for (int i = 0; i < res.rows(); ++i)
-    out.push_back({res.get(i, 0), res.get(i, 1)[0], res.get(i, 2)[0], res.get_bool(i, 3)});
-  return out;
-}
-
 }  // namespace trellis::lang

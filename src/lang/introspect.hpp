@@ -42,13 +42,4 @@ bool relation_exists(pg::Connection& conn, const std::string& schema, const std:
 // The type, collation and comparability of column `f` of a (temporary) view.
 catalog::Column view_column(pg::Connection& conn, const std::string& view, const std::string& name);
 
-struct CalledFunction {
-  std::string signature;  // regprocedure text
-  char volatility = 'i';
-  char kind = 'f';
-  bool returns_set = false;
-};
-// Every function a view calls, directly or through an operator.
-std::vector<CalledFunction> functions_called(pg::Connection& conn, const std::string& view);
-
 }  // namespace trellis::lang

@@ -175,43 +175,49 @@ void check_columns(const TransformStmt& stmt, const Expr& expr, const TableInfo&
   }
 }
 
-void check_functions(pg::Connection& conn, const std::string& view, const std::string& what,
-                     const std::string& at) {
-  for (const auto& f : functions_called(conn, view)) {
-    if (f.kind == 'a' || f.kind == 'w')
-      refuse(ErrorCode::validation,
-             fmt::format("{} at {} calls {} function {}; it is not allowed here", what, at,
-                         f.kind == 'a' ? "aggregate" : "window", f.signature));
-    if (f.returns_set)
-      refuse(ErrorCode::validation,
-             fmt::format("{} at {} calls set-returning function {}; transform expressions must "
-                         "return one value per row",
-                         what, at, f.signature));
-    if (f.volatility != 'i')
-      refuse(ErrorCode::validation,
-             fmt::format("{} at {} calls {} function {}; transform expressions may only call "
-                         "immutable functions, so a re-derive always gives the same result",
-                         what, at, f.volatility == 's' ? "stable" : "volatile", f.signature));
-  }
+// Explains PostgreSQL's refusal of an index probe in the language's terms.
+std::string immutability_problem(const pg::SqlError& e, const Expr& expr) {
+  std::string calls = expr.function_names.empty()
+                          ? std::string()
+                          : fmt::format(" (it calls: {})", fmt::join(expr.function_names, ", "));
+  const std::string msg = e.what();
+  if (msg.find("set-returning") != std::string::npos)
+    return "calls a set-returning function" + calls +
+           "; transform expressions must give one value per row";
+  if (msg.find("aggregate") != std::string::npos)
+    return "calls an aggregate function" + calls + "; it is not allowed here";
+  if (msg.find("window") != std::string::npos)
+    return "calls a window function" + calls + "; it is not allowed here";
+  if (msg.find("IMMUTABLE") != std::string::npos)
+    return "uses a function, operator or cast that is not immutable" + calls +
+           "; transform expressions may only use immutable ones, so a re-derive always gives "
+           "the same result (now(), random() and casts that depend on settings are refused)";
+  return msg;
 }
 
-// Runs `create_view` and rethrows PostgreSQL's refusal naming the expression.
-void probe(pg::Connection& conn, const std::string& create_view, const std::string& what,
-           const std::string& at, const std::string& text) {
+// Runs one probe statement; PostgreSQL's refusal becomes a validation error
+// naming the expression, explained by `explain`.
+template <typename Explain>
+void probe(pg::Connection& conn, const std::string& statement, const std::string& what,
+           const std::string& at, const std::string& text, Explain explain) {
   try {
     conn.exec("SAVEPOINT trellis_probe");
-    conn.exec(create_view);
+    conn.exec(statement);
     conn.exec("RELEASE SAVEPOINT trellis_probe");
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
     conn.exec("ROLLBACK TO SAVEPOINT trellis_probe");
-    refuse(ErrorCode::validation,
-           fmt::format("{} at {} ({}) is not valid over the source: {}", what, at, text, e.what()));
+    refuse(ErrorCode::validation, fmt::format("{} at {} ({}) {}", what, at, text, explain(e)));
   }
+}
+
+std::string not_valid(const pg::SqlError& e) {
+  return fmt::format("is not valid over the source: {}", e.what());
 }
 
 void type_expressions(pg::Connection& conn, const TransformStmt& stmt, TransformDef& def) {
   pg::Transaction txn(conn);
+  conn.exec(compile::probe_table(def.alias, def.source_schema, def.source_table));
   for (size_t i = 0; i < stmt.fields.size(); ++i) {
     const auto& f = stmt.fields[i];
     std::string view = "trellis_probe_" + std::to_string(i);
@@ -220,8 +226,9 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
     probe(conn,
           compile::probe_field_view(view, def.source_schema, def.source_table, def.alias,
                                     f.expr.sql),
-          what, at, f.expr.text);
-    check_functions(conn, view, what, at);
+          what, at, f.expr.text, not_valid);
+    probe(conn, compile::probe_immutable_expression(def.alias, f.expr.sql), what, at, f.expr.text,
+          [&](const pg::SqlError& e) { return immutability_problem(e, f.expr); });
     Column col = view_column(conn, view, f.name);
     if (col.type == "record" || col.type == "unknown" || col.type == "void")
       refuse(ErrorCode::validation,
@@ -235,8 +242,10 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
     probe(conn,
           compile::probe_where_view("trellis_probe_where", def.source_schema, def.source_table,
                                     def.alias, stmt.where->sql),
-          "WHERE predicate", at, stmt.where->text);
-    check_functions(conn, "trellis_probe_where", "WHERE predicate", at);
+          "WHERE predicate", at, stmt.where->text, not_valid);
+    probe(conn, compile::probe_immutable_predicate(def.alias, stmt.where->sql), "WHERE predicate",
+          at, stmt.where->text,
+          [&](const pg::SqlError& e) { return immutability_problem(e, *stmt.where); });
     def.where_sql = stmt.where->sql;
   }
   // txn rolls back: the probe views never outlive validation

@@ -22,8 +22,10 @@ SqlError error_from_result(PGconn* conn, PGresult* res) {
   const char* detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : nullptr;
   std::string message = primary ? primary : PQerrorMessage(conn);
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-  bool lost = PQstatus(conn) != CONNECTION_OK;
-  return SqlError(lost ? "" : (state ? state : "XX000"), message, detail ? detail : "");
+  // libpq's own errors (a closed socket, a protocol failure) carry no
+  // SQLSTATE; they mean the connection is unusable.
+  bool lost = PQstatus(conn) != CONNECTION_OK || state == nullptr;
+  return SqlError(lost ? "" : state, message, detail ? detail : "");
 }
 
 bool result_ok(PGresult* res) {
@@ -114,20 +116,25 @@ Result Connection::exec(std::string_view sql, const std::vector<Param>& params) 
   if (!result_ok(res)) {
     auto err = error_from_result(conn_, res);
     PQclear(res);
-    throw err;
+    fail(err);
   }
   return Result(res);
 }
 
 void Connection::exec_script(std::string_view sql) {
   std::string text(sql);
-  if (!PQsendQuery(conn_, text.c_str())) throw error_from_result(conn_, nullptr);
+  if (!PQsendQuery(conn_, text.c_str())) fail(error_from_result(conn_, nullptr));
   std::optional<SqlError> failure;
   while (PGresult* res = PQgetResult(conn_)) {
     if (!result_ok(res) && !failure) failure = error_from_result(conn_, res);
     PQclear(res);
   }
-  if (failure) throw *failure;
+  if (failure) fail(*failure);
+}
+
+void Connection::fail(const SqlError& err) {
+  if (err.sqlstate().empty()) broken_ = true;
+  throw err;
 }
 
 std::vector<Result> Connection::pipeline(
@@ -166,7 +173,7 @@ std::vector<Result> Connection::pipeline(
     results.emplace_back(res);
   }
   PQexitPipelineMode(conn_);
-  if (failure) throw *failure;
+  if (failure) fail(*failure);
   return results;
 }
 
@@ -210,7 +217,7 @@ void Connection::cancel() {
   PQfreeCancel(c);
 }
 
-bool Connection::healthy() const { return PQstatus(conn_) == CONNECTION_OK; }
+bool Connection::healthy() const { return !broken_ && PQstatus(conn_) == CONNECTION_OK; }
 int Connection::backend_pid() const { return PQbackendPID(conn_); }
 
 std::string Connection::quote_ident(std::string_view ident) const {

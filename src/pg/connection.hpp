@@ -18,6 +18,8 @@ namespace trellis::pg {
 // A query parameter: text format, or SQL NULL.
 using Param = std::optional<std::string>;
 
+class SqlError;
+
 class Result {
  public:
   Result() = default;
@@ -84,7 +86,9 @@ class Connection {
 
  private:
   explicit Connection(pg_conn* conn);
+  [[noreturn]] void fail(const SqlError& err);
   pg_conn* conn_;
+  bool broken_ = false;
 };
 
 // RAII transaction: BEGIN on construction, ROLLBACK unless commit() was called.

@@ -1,0 +1,459 @@
+// Integration tests of the `trellis` command: runs the built binary as a child process.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/harness.hpp"
+
+extern char** environ;
+
+namespace trellis::test {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string temp_path(const std::string& stem) {
+  std::string pattern = (fs::temp_directory_path() / (stem + "XXXXXX")).string();
+  int fd = mkstemp(pattern.data());
+  if (fd < 0) throw std::runtime_error("mkstemp: " + std::string(std::strerror(errno)));
+  close(fd);
+  return pattern;
+}
+
+// One run of the trellis binary, stdout and stderr captured in files.
+class CliProcess {
+ public:
+  // `env` entries ("NAME=value") are added to the environment, in which
+  // TRELLIS_DATABASE_URL is unset unless given there.
+  explicit CliProcess(const std::vector<std::string>& args,
+                      const std::vector<std::string>& env = {})
+      : out_path_(temp_path("trellis-cli-out-")), err_path_(temp_path("trellis-cli-err-")) {
+    std::vector<std::string> argv_text{TRELLIS_CLI_PATH};
+    argv_text.insert(argv_text.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_text) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_text;
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, "TRELLIS_DATABASE_URL=", 21) != 0) env_text.push_back(*e);
+    env_text.insert(env_text.end(), env.begin(), env.end());
+    std::vector<char*> envp;
+    for (auto& e : env_text) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    int out = open(out_path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    int err = open(err_path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    pid_ = fork();
+    if (pid_ == 0) {
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      dup2(in, 0);
+      dup2(out, 1);
+      dup2(err, 2);
+      execve(argv[0], argv.data(), envp.data());
+      _exit(127);
+    }
+    close(out);
+    close(err);
+    close(in);
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+  }
+
+  ~CliProcess() {
+    if (!code_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    unlink(out_path_.c_str());
+    unlink(err_path_.c_str());
+  }
+
+  // The exit code (128 + signal when killed), or nullopt while it still runs after `timeout`.
+  std::optional<int> wait(std::chrono::milliseconds timeout) {
+    auto deadline = Clock::now() + timeout;
+    while (!code_) {
+      int status = 0;
+      pid_t r = waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        break;
+      }
+      if (Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(10ms);
+    }
+    return code_;
+  }
+
+  void signal(int sig) { kill(pid_, sig); }
+  std::string out() const { return slurp(out_path_); }
+  std::string err() const { return slurp(err_path_); }
+
+ private:
+  std::string out_path_;
+  std::string err_path_;
+  pid_t pid_ = -1;
+  std::optional<int> code_;
+};
+
+struct Outcome {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Polls until `condition` holds or `timeout` passes.
+template <typename F>
+bool eventually(F&& condition, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (!condition()) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
+
+class Cli : public TrellisTest {
+ protected:
+  // Runs trellis with `-d url_` appended; fails the test when it does not
+  // finish within `timeout`.
+  Outcome trellis(std::vector<std::string> args, std::chrono::seconds timeout = 60s) {
+    args.push_back("-d");
+    args.push_back(url_);
+    CliProcess p(args);
+    auto code = p.wait(timeout);
+    EXPECT_TRUE(code.has_value()) << "trellis did not finish within " << timeout.count() << " s";
+    return {code.value_or(-1), p.out(), p.err()};
+  }
+
+  std::unique_ptr<CliProcess> start_run(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"run", "-d", url_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto p = std::make_unique<CliProcess>(args);
+    // The start line is logged once the workers run.
+    bool started = eventually(
+        [&] { return p->err().find("running:") != std::string::npos || p->wait(0ms); }, 60s);
+    EXPECT_TRUE(started) << "trellis run did not log its start line; stderr: " << p->err();
+    return p;
+  }
+
+  // Sends SIGTERM and expects a clean exit 0 promptly.
+  void stop_run(CliProcess& p) {
+    p.signal(SIGTERM);
+    auto code = p.wait(10s);
+    ASSERT_TRUE(code.has_value()) << "trellis run did not stop within 10 s of SIGTERM";
+    EXPECT_EQ(*code, 0) << p.err();
+    EXPECT_NE(p.err().find("received SIGTERM"), std::string::npos) << p.err();
+    EXPECT_NE(p.err().find("stopped cleanly"), std::string::npos) << p.err();
+  }
+
+  std::string status_word(const std::string& target) {
+    auto r = trellis({"status", target, "--json"});
+    if (r.code != 0) return "(exit " + std::to_string(r.code) + ": " + r.err + ")";
+    return nlohmann::json::parse(r.out).at("status").get<std::string>();
+  }
+
+  void await_live(const std::string& target) {
+    std::string last;
+    bool live = eventually(
+        [&] {
+          last = status_word(target);
+          return last == "live";
+        },
+        60s);
+    ASSERT_TRUE(live) << target << " did not reach live; last status " << last;
+  }
+
+  void create_orders(int rows) {
+    sql("CREATE TABLE orders (id int PRIMARY KEY, amount numeric(12,2), status text);"
+        "INSERT INTO orders SELECT g, g * 1.5, (ARRAY['new','paid','cancelled'])[1 + g % 3] "
+        "FROM generate_series(1, " +
+        std::to_string(rows) + ") g");
+  }
+
+  static constexpr const char* kDoubled =
+      "TRANSFORM doubled FROM orders SELECT amount * 2 AS twice, upper(status) AS label WHERE "
+      "status <> 'cancelled'";
+};
+
+TEST_F(Cli, ApplyRegistersTheTransformAndStatusJsonShowsIt) {
+  create_orders(10);
+  auto r = trellis({"apply", kDoubled});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "transform public.doubled: waiting_to_backfill\n");
+  EXPECT_EQ(query("SELECT count(*) FROM doubled").get_int(0, 0), 0) << "apply must not build";
+
+  auto one = trellis({"status", "doubled", "--json"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  auto j = nlohmann::json::parse(one.out);
+  ASSERT_TRUE(j.is_object()) << one.out;
+  EXPECT_EQ(j["target"], "public.doubled");
+  EXPECT_EQ(j["status"], "waiting_to_backfill");
+
+  auto all = trellis({"status", "--json"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  auto arr = nlohmann::json::parse(all.out);
+  ASSERT_TRUE(arr.is_array()) << all.out;
+  ASSERT_EQ(arr.size(), 1u);
+  EXPECT_EQ(arr[0]["target"], "public.doubled");
+}
+
+TEST_F(Cli, ApplyOfBadTextExitsOneWithAParseError) {
+  create_orders(10);
+  auto r = trellis({"apply", "TRANSFORM doubled FROM orders SELEKT amount AS a"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("error (parse): ", 0), 0u) << r.err;
+  EXPECT_EQ(r.out, "");
+  auto all = trellis({"status", "--json"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(nlohmann::json::parse(all.out), nlohmann::json::array()) << "nothing was registered";
+}
+
+TEST_F(Cli, ApplyFileAppliesEachStatementAndReadsTheUrlFromTheEnvironment) {
+  create_orders(10);
+  sql("CREATE TABLE customers (id int PRIMARY KEY, name text)");
+  std::string file = temp_path("trellis-cli-stmts-");
+  std::ofstream(file) << "-- two transforms; the ';' inside the literal is not a separator\n"
+                      << kDoubled << ";\n\n"
+                      << "TRANSFORM names FROM customers SELECT name || ';' AS tagged;\n";
+  CliProcess p({"apply", "-f", file}, {"TRELLIS_DATABASE_URL=" + url_});
+  auto code = p.wait(60s);
+  unlink(file.c_str());
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << p.err();
+  EXPECT_EQ(p.out(),
+            "transform public.doubled: waiting_to_backfill\n"
+            "transform public.names: waiting_to_backfill\n");
+  auto all = nlohmann::json::parse(trellis({"status", "--json"}).out);
+  ASSERT_EQ(all.size(), 2u);
+  std::set<std::string> targets{all[0]["target"], all[1]["target"]};
+  EXPECT_EQ(targets, (std::set<std::string>{"public.doubled", "public.names"}));
+}
+
+TEST_F(Cli, ApplyFileStopsAtTheFirstFailingStatementAndNamesIt) {
+  create_orders(10);
+  std::string file = temp_path("trellis-cli-stmts-");
+  std::ofstream(file) << kDoubled << "; TRANSFORM broken FROM no_such_table SELECT 1 AS one";
+  auto r = trellis({"apply", "-f", file});
+  unlink(file.c_str());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "transform public.doubled: waiting_to_backfill\n");
+  EXPECT_NE(r.err.find("statement 2 of 2"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, StatusJsonUsesExactlyTheSpecFieldNames) {
+  create_orders(10);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  auto r = trellis({"status", "public.doubled", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  std::set<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
+  EXPECT_EQ(keys,
+            (std::set<std::string>{"target", "status", "backfill_failure", "capture_wait",
+                                   "capture_failure", "held_keys", "drain_failure",
+                                   "source_index_gaps", "correcting", "paused_upstream_columns"}));
+  // Nothing holds a fresh transform up: null objects and empty lists.
+  for (const char* k :
+       {"backfill_failure", "capture_wait", "capture_failure", "held_keys", "drain_failure"})
+    EXPECT_TRUE(j[k].is_null()) << k << " = " << j[k].dump();
+  for (const char* k : {"source_index_gaps", "correcting", "paused_upstream_columns"})
+    EXPECT_EQ(j[k], nlohmann::json::array()) << k;
+}
+
+TEST_F(Cli, StatusOfAnUnknownTargetIsNotFound) {
+  auto r = trellis({"status", "unknown_target"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("error (not_found): ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("unknown_target"), std::string::npos) << r.err;
+  EXPECT_EQ(trellis({"status", "unknown_target", "--json"}).code, 1);
+}
+
+TEST_F(Cli, StatusTableSaysNothingWillMoveWithoutWorkers) {
+  create_orders(10);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  auto r = trellis({"status"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("TARGET"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("public.doubled  waiting_to_backfill"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("staging worker not running, drain workers not running"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("nothing will move: start `trellis run`"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, RunAndAwaitBringATransformLiveAndTheTargetMatches) {
+  create_orders(300);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  auto run = start_run({"--drain-threads", "2"});
+  await_live("doubled");
+  expect_oracle("doubled");
+
+  auto table = trellis({"status"});
+  EXPECT_NE(table.out.find("staging worker live, drain workers live"), std::string::npos)
+      << table.out;
+  EXPECT_EQ(table.out.find("nothing will move"), std::string::npos) << table.out;
+
+  sql("INSERT INTO orders VALUES (1001, 5, 'new'); UPDATE orders SET amount = 0 WHERE id <= 20;"
+      "UPDATE orders SET status = 'cancelled' WHERE id BETWEEN 21 AND 40;"
+      "DELETE FROM orders WHERE id BETWEEN 41 AND 60");
+  auto awaited = trellis({"await", "--timeout", "60"});
+  EXPECT_EQ(awaited.code, 0) << awaited.err;
+  EXPECT_EQ(awaited.out, "converged\n");
+  expect_oracle("doubled");
+  EXPECT_EQ(query("SELECT count(*) FROM doubled").get_int(0, 0),
+            query("SELECT count(*) FROM orders WHERE status <> 'cancelled'").get_int(0, 0));
+  stop_run(*run);
+}
+
+// With no worker running, a captured write cannot reach its target, so await
+// must time out (exit 2); once `trellis run` is back, it converges.
+TEST_F(Cli, AwaitTimesOutWhileNoWorkerRunsThenConvergesOnceOneDoes) {
+  create_orders(50);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  auto first = start_run();
+  await_live("doubled");  // capture is installed on orders by now
+  stop_run(*first);
+
+  sql("INSERT INTO orders VALUES (5000, 1, 'new')");
+  auto timed_out = trellis({"await", "--timeout", "0.5"});
+  EXPECT_EQ(timed_out.code, 2) << timed_out.out << timed_out.err;
+  EXPECT_NE(timed_out.err.find("timed out after 0.5 s"), std::string::npos) << timed_out.err;
+  EXPECT_NE(timed_out.err.find("nothing will move"), std::string::npos) << timed_out.err;
+  EXPECT_EQ(query("SELECT count(*) FROM doubled WHERE id = 5000").get_int(0, 0), 0);
+
+  auto second = start_run();
+  auto converged = trellis({"await", "--timeout", "60"});
+  EXPECT_EQ(converged.code, 0) << converged.err;
+  EXPECT_EQ(query("SELECT count(*) FROM doubled WHERE id = 5000").get_int(0, 0), 1);
+  expect_oracle("doubled");
+  stop_run(*second);
+}
+
+// A session holding a lock on the source keeps capture from being installed:
+// status names the table and the blocking pid, and the transform goes live
+// once the lock is released.
+TEST_F(Cli, StatusExplainsACaptureWaitWithTheBlockingPid) {
+  create_orders(20);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  int blocker = app_->backend_pid();
+  sql("BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE");
+  auto run = start_run();
+  nlohmann::json wait;
+  bool waiting = eventually(
+      [&] {
+        auto r = trellis({"status", "doubled", "--json"});
+        if (r.code == 0) wait = nlohmann::json::parse(r.out)["capture_wait"];
+        return !wait.is_null();
+      },
+      30s);
+  ASSERT_TRUE(waiting) << "capture_wait never reported";
+  EXPECT_EQ(wait["table"], "public.orders");
+  EXPECT_EQ(wait["blocking_pids"], nlohmann::json::array({blocker}));
+  auto table = trellis({"status"});
+  EXPECT_NE(table.out.find(fmt::format("on public.orders held by pids {}", blocker)),
+            std::string::npos)
+      << table.out;
+  sql("COMMIT");
+  await_live("doubled");
+  auto after = nlohmann::json::parse(trellis({"status", "doubled", "--json"}).out);
+  EXPECT_TRUE(after["capture_wait"].is_null()) << after.dump();
+  stop_run(*run);
+}
+
+TEST_F(Cli, StatusWatchRedrawsUntilInterrupted) {
+  create_orders(5);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  CliProcess watch({"status", "--watch", "--json", "-d", url_});
+  auto lines = [&] {
+    auto out = watch.out();
+    return std::count(out.begin(), out.end(), '\n');
+  };
+  ASSERT_TRUE(eventually([&] { return lines() >= 2 || watch.wait(0ms); }, 20s)) << watch.err();
+  watch.signal(SIGINT);
+  EXPECT_EQ(watch.wait(10s), 0) << watch.err();
+  auto out = watch.out();
+  auto first = nlohmann::json::parse(out.substr(0, out.find('\n')));
+  ASSERT_TRUE(first.is_array());
+  EXPECT_EQ(first[0]["target"], "public.doubled");
+}
+
+TEST_F(Cli, ASecondStagingWorkerIsRefusedAndMetricsIsNotPretended) {
+  auto first = start_run({"--metrics", "127.0.0.1:9187"});
+  EXPECT_NE(first->err().find("metrics endpoint not implemented yet"), std::string::npos)
+      << first->err();
+  auto second = trellis({"run"}, 30s);
+  EXPECT_EQ(second.code, 1);
+  EXPECT_NE(second.err.find("error (conflict): "), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("--no-staging"), std::string::npos) << "names the fix: " << second.err;
+  auto drains_only = start_run({"--no-staging", "--drain-threads", "1"});
+  stop_run(*drains_only);
+  stop_run(*first);
+}
+
+TEST_F(Cli, DevServesAKeptClusterUntilStopped) {
+  std::string dir = fs::temp_directory_path() / "trellis-cli-dev-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  CliProcess dev({"dev", "--dir", dir});
+  std::string url;
+  bool ready = eventually(
+      [&] {
+        auto out = dev.out();
+        auto at = out.find("export TRELLIS_DATABASE_URL='");
+        auto end = at == std::string::npos ? at : out.find("'\n", at + 29);
+        if (end != std::string::npos) url = out.substr(at + 29, end - at - 29);
+        return !url.empty() || dev.wait(0ms);
+      },
+      90s);
+  ASSERT_TRUE(ready && !url.empty()) << dev.out() << dev.err();
+  CliProcess status({"status", "--json", "-d", url});
+  ASSERT_EQ(status.wait(60s), 0) << status.err();
+  EXPECT_EQ(status.out(), "[]\n");
+  dev.signal(SIGTERM);
+  EXPECT_EQ(dev.wait(60s), 0) << dev.err();
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "data" / "PG_VERSION")) << "the data dir is kept";
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "data" / "postmaster.pid")) << "the server is stopped";
+  fs::remove_all(dir);
+}
+
+TEST_F(Cli, DemoEndsWithEveryTargetMatchingItsDefinition) {
+  CliProcess demo({"demo"});
+  auto code = demo.wait(120s);
+  ASSERT_TRUE(code.has_value()) << "demo still running after 120 s:\n" << demo.out();
+  EXPECT_EQ(*code, 0) << demo.out() << demo.err();
+  auto out = demo.out();
+  for (const char* target : {"public.order_view", "public.customer_view", "public.big_orders"})
+    EXPECT_NE(out.find(target), std::string::npos) << out;
+  size_t yes = 0;
+  for (auto at = out.find("matches its definition: yes"); at != std::string::npos;
+       at = out.find("matches its definition: yes", at + 1))
+    ++yes;
+  EXPECT_EQ(yes, 3u) << out;
+}
+
+}  // namespace
+}  // namespace trellis::test

@@ -1,0 +1,126 @@
+// Crashes and restarts: a worker process killed with SIGKILL in the middle of
+// a drain transaction, and PostgreSQL restarted (fast and immediate) while
+// changes are in flight. In each case a fresh or reconnecting worker must
+// converge to the oracle without losing a change.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "support/harness.hpp"
+
+namespace trellis::test {
+
+// Kills the forked worker process when a test ends early, so it never
+// outlives the cluster.
+struct ChildGuard {
+  pid_t pid;
+  ~ChildGuard() {
+    if (pid > 0 && kill(pid, SIGKILL) == 0) waitpid(pid, nullptr, 0);
+  }
+};
+
+class Crash : public TrellisTest {
+ protected:
+  // Forks a process that runs `drains` drain threads until it is killed.
+  pid_t fork_drain_process(int drains) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      try {
+        auto handle = Trellis::connect(options(drains, /*staging=*/false));
+        for (;;) pause();
+      } catch (...) {
+        _exit(3);
+      }
+    }
+    return pid;
+  }
+
+  // Waits until some Trellis backend is blocked on a lock inside a transaction.
+  bool await_trellis_lock_wait(std::chrono::seconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto r = query(
+          "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'trellis' AND "
+          "wait_event_type = 'Lock' AND datname = current_database()");
+      if (r.get_int(0, 0) > 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+};
+
+TEST_F(Crash, DrainProcessKilledMidTransactionLosesNoChange) {
+  sql("CREATE TABLE src (id int PRIMARY KEY, v int);"
+      "INSERT INTO src SELECT g, g FROM generate_series(1, 200) g");
+  pid_t child = fork_drain_process(1);  // before any thread exists in this process
+  ASSERT_GT(child, 0);
+  ChildGuard guard{child};
+  auto staging = start(0);
+  staging->apply("TRANSFORM dst FROM src SELECT v + 1 AS v1");
+  await_status(*staging, "dst", "live");
+
+  // Hold a table lock on the target (no xid, so fences still pass) so the
+  // child's drain blocks in the middle of its page transaction.
+  auto blocker = pg::Connection::open(url_, {.search_path = "public"});
+  blocker->exec("BEGIN");
+  blocker->exec("LOCK TABLE dst IN EXCLUSIVE MODE");
+  sql("UPDATE src SET v = v * 10 WHERE id <= 50; DELETE FROM src WHERE id > 190;"
+      "INSERT INTO src VALUES (500, 5)");
+  ASSERT_TRUE(await_trellis_lock_wait(std::chrono::seconds(30)));
+  kill(child, SIGKILL);
+  int wstatus = 0;
+  waitpid(child, &wstatus, 0);
+  guard.pid = 0;
+  EXPECT_TRUE(WIFSIGNALED(wstatus));
+  blocker->exec("ROLLBACK");
+
+  auto fresh = start(2, /*staging=*/false);
+  await_converged(*fresh);
+  expect_oracle("dst");
+  EXPECT_EQ(query("SELECT v1 FROM dst WHERE id = 5").get_int(0, 0), 51);
+}
+
+class Restart : public TrellisTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(Restart, WorkersReconnectAndConvergeAfterServerRestart) {
+  bool immediate = GetParam();
+  sql("CREATE TABLE src (id int PRIMARY KEY, v int);"
+      "INSERT INTO src SELECT g, g FROM generate_series(1, 500) g");
+  auto t = start(2);
+  t->apply("TRANSFORM dst FROM src SELECT v * 3 AS v3 WHERE v % 7 <> 0");
+  await_status(*t, "dst", "live");
+
+  std::atomic<int> committed{0};
+  std::atomic<bool> restarted{false};
+  std::thread writer([&] {
+    std::unique_ptr<pg::Connection> conn;
+    for (int i = 0; i < 600; ++i) {
+      try {
+        if (!conn) conn = pg::Connection::open(url_, {.search_path = "public"});
+        conn->exec("UPDATE src SET v = v + 1 WHERE id = " + std::to_string(1 + i % 500));
+        conn->exec("INSERT INTO src VALUES (" + std::to_string(1000 + i) + ", " +
+                   std::to_string(i) + ")");
+        ++committed;
+      } catch (const std::exception&) {
+        conn.reset();  // the server went away; reconnect and go on
+        if (restarted) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+  });
+  while (committed < 100) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  shared_cluster().restart(immediate);
+  restarted = true;
+  writer.join();
+  app_ = pg::Connection::open(url_, {.search_path = "public"});
+  await_converged(*t);
+  expect_oracle("dst");
+  EXPECT_GT(committed.load(), 100);
+}
+
+INSTANTIATE_TEST_SUITE_P(FastAndImmediate, Restart, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "immediate" : "fast"; });
+
+}  // namespace trellis::test
