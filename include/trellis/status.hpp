@@ -59,7 +59,8 @@ struct CorrectingNode {
 
 struct Status {
   std::string target;  // schema.table
-  std::string status;  // waiting_to_backfill | backfilling | catching_up | live | paused | quarantined
+  std::string
+      status;  // waiting_to_backfill | backfilling | catching_up | live | paused | quarantined
   std::optional<BackfillFailure> backfill_failure;
   std::optional<CaptureWait> capture_wait;
   std::optional<CaptureFailure> capture_failure;

@@ -15,12 +15,12 @@
 namespace trellis {
 
 struct Options {
-  std::string url;                      // libpq connection string or URI; empty: PG* variables
-  std::string schema = "trellis";       // catalog schema of the instance
-  std::string target_schema = "public"; // where unqualified targets are created
-  bool staging = false;                 // run the (single) staging worker in this process
-  int drain_threads = 0;                // drain threads run by this process
-  int pool_size = 4;                    // connections for API calls
+  std::string url;                       // libpq connection string or URI; empty: PG* variables
+  std::string schema = "trellis";        // catalog schema of the instance
+  std::string target_schema = "public";  // where unqualified targets are created
+  bool staging = false;                  // run the (single) staging worker in this process
+  int drain_threads = 0;                 // drain threads run by this process
+  int pool_size = 4;                     // connections for API calls
   std::chrono::milliseconds call_deadline{30000};
   std::chrono::milliseconds tick{100};  // staging worker cadence (seal, fence, retire)
 };

@@ -39,9 +39,10 @@ bool drained_through(pg::Connection& conn, const catalog::Store& store, int64_t 
 }
 
 int64_t downstream_reach(pg::Connection& conn, const catalog::Store& store, int64_t seg) {
-  auto r = conn.exec(fmt::format("SELECT coalesce(max(into_seg), 0) FROM {} WHERE seg <= $1::bigint",
-                                 store.table("segments")),
-                     {std::to_string(seg)});
+  auto r =
+      conn.exec(fmt::format("SELECT coalesce(max(into_seg), 0) FROM {} WHERE seg <= $1::bigint",
+                            store.table("segments")),
+                {std::to_string(seg)});
   return r.get_int(0, 0);
 }
 
@@ -59,9 +60,9 @@ Token take_token(Trellis::Impl& impl) {
 bool wait_converged(Trellis::Impl& impl, const Token& token, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   auto conn = impl.pool.acquire();
-  int hops = static_cast<int>(conn->exec(fmt::format("SELECT count(*) FROM {}",
-                                                     impl.store.table("transforms")))
-                                  .get_int(0, 0));
+  int hops = static_cast<int>(
+      conn->exec(fmt::format("SELECT count(*) FROM {}", impl.store.table("transforms")))
+          .get_int(0, 0));
   int64_t target = token.segment;
   for (int hop = 0; hop <= hops; ++hop) {
     while (!drained_through(*conn, impl.store, target)) {

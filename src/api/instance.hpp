@@ -4,9 +4,9 @@
 
 #include <memory>
 
-#include "api/pool.hpp"
 #include "catalog/store.hpp"
 #include "lang/statement.hpp"
+#include "pg/pool.hpp"
 #include "runtime/runtime.hpp"
 #include "trellis/trellis.hpp"
 
@@ -15,11 +15,10 @@ namespace trellis {
 struct Trellis::Impl {
   Options options;
   catalog::Store store;
-  api::Pool pool;
+  pg::Pool pool;
   std::unique_ptr<Runtime> runtime;
 
-  explicit Impl(const Options& o)
-      : options(o), store(o.schema), pool(o.url, o.pool_size) {}
+  explicit Impl(const Options& o) : options(o), store(o.schema), pool(o.url, o.pool_size) {}
 };
 
 namespace api {

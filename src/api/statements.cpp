@@ -19,8 +19,8 @@ std::string target_of(const Trellis::Impl& impl, const lang::QualifiedName& name
 
 catalog::TransformDef require_transform(Trellis::Impl& impl, pg::Connection& conn,
                                         const lang::QualifiedName& name) {
-  auto def = impl.store.transform(conn, name.schema.value_or(impl.options.target_schema),
-                                  name.name);
+  auto def =
+      impl.store.transform(conn, name.schema.value_or(impl.options.target_schema), name.name);
   if (!def)
     throw Error(ErrorCode::not_found,
                 fmt::format("no transform named {}; `trellis status` lists the transforms",
@@ -64,9 +64,9 @@ void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::Tran
     conn.exec(compile::compile_one_to_one(def).create_target);
   } catch (const pg::SqlError& e) {
     if (e.sqlstate() == "42P07")
-      throw Error(ErrorCode::conflict,
-                  fmt::format("relation {} already exists; pick another target name",
-                              def.target_name()));
+      throw Error(
+          ErrorCode::conflict,
+          fmt::format("relation {} already exists; pick another target name", def.target_name()));
     throw;
   }
   conn.exec(fmt::format("INSERT INTO {} (target_schema, target_table, source_table_id, shape, "

@@ -31,8 +31,8 @@ Status status_from_row(const pg::Result& r, int i) {
     s.capture_wait = w;
   }
   if (auto j = json_field(r, i, 3))
-    s.capture_failure = CaptureFailure{str(*j, "kind"), str(*j, "table"), {}, str(*j, "error"),
-                                       str(*j, "detected_at")};
+    s.capture_failure = CaptureFailure{
+        str(*j, "kind"), str(*j, "table"), {}, str(*j, "error"), str(*j, "detected_at")};
   if (auto j = json_field(r, i, 4))
     s.backfill_failure = BackfillFailure{str(*j, "chunk"), j->value("attempts", 1),
                                          str(*j, "error"), str(*j, "next_retry_at")};

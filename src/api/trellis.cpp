@@ -18,7 +18,8 @@ auto guarded(F&& f) -> decltype(f()) {
     return f();
   } catch (const pg::SqlError& e) {
     if (e.failure_class() == pg::FailureClass::transient && e.sqlstate().empty())
-      throw Error(ErrorCode::connectivity, fmt::format("lost the database connection: {}", e.what()));
+      throw Error(ErrorCode::connectivity,
+                  fmt::format("lost the database connection: {}", e.what()));
     throw Error(ErrorCode::internal, fmt::format("database error {}: {}", e.sqlstate(), e.what()));
   }
 }
@@ -40,7 +41,9 @@ auto reading(Trellis::Impl& impl, F&& f) -> decltype(f()) {
 
 Trellis::Trellis(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Trellis::~Trellis() { shutdown(); }
+Trellis::~Trellis() {
+  shutdown();
+}
 
 std::unique_ptr<Trellis> Trellis::connect(const Options& options) {
   auto impl = std::make_unique<Impl>(options);

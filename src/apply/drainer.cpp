@@ -39,8 +39,9 @@ bool Drainer::drain_page(pg::Connection& conn, const std::string& seg, const std
   int slot = static_cast<int>(std::stoll(seg) % ring_.config().slots);
   pg::Transaction txn(conn);
   if (conn.exec(sql_.check_bucket, {seg, bucket}).rows() == 0) return true;  // lost the claim
-  auto first = conn.pipeline({{sql_.truncated_tables[slot], {seg, bucket}},
-                              {sql_.fill_page[slot], {seg, bucket, std::to_string(config_.page_cap)}}});
+  auto first =
+      conn.pipeline({{sql_.truncated_tables[slot], {seg, bucket}},
+                     {sql_.fill_page[slot], {seg, bucket, std::to_string(config_.page_cap)}}});
   std::set<int> truncated = pg::parse_int_array(first[0].get(0, 0));
   int64_t count = first[1].get_int(0, 0);
   auto cursor = first[1].get_opt(0, 1);
@@ -59,8 +60,8 @@ bool Drainer::drain_page(pg::Connection& conn, const std::string& seg, const std
     }
     rederiver_.append(readers, stmts);
   }
-  stmts.push_back({sql_.finish_page,
-                   {seg, bucket, cursor, last ? "true" : "false", feeds ? "true" : "false"}});
+  stmts.push_back(
+      {sql_.finish_page, {seg, bucket, cursor, last ? "true" : "false", feeds ? "true" : "false"}});
   conn.pipeline(stmts);
   txn.commit();
   if (!tables.empty()) conn.exec(sql_.clear_drain_failure, {pg::int_array(tables)});

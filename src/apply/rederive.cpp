@@ -6,8 +6,10 @@ namespace trellis::apply {
 const compile::OneToOneSql& Rederiver::sql(const catalog::TransformDef& def) {
   auto it = cache_.find(def.id);
   if (it == cache_.end() || it->second.first != def.version)
-    it = cache_.insert_or_assign(def.id, std::make_pair(def.version, compile::compile_one_to_one(def)))
-             .first;
+    it =
+        cache_
+            .insert_or_assign(def.id, std::make_pair(def.version, compile::compile_one_to_one(def)))
+            .first;
   return it->second.second;
 }
 

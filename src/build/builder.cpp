@@ -5,8 +5,9 @@
 #include "build/builder.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
 
 #include "pg/sql_error.hpp"
 
@@ -27,8 +28,8 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
     if (!conn.healthy()) throw;
     spdlog::warn("build chunk of {} failed: {} ({})", defs.front().target_name(), e.what(),
                  e.sqlstate());
-    nlohmann::json failure = {{"chunk", "after cursor"}, {"error", e.what()},
-                              {"sqlstate", e.sqlstate()}};
+    nlohmann::json failure = {
+        {"chunk", "after cursor"}, {"error", e.what()}, {"sqlstate", e.sqlstate()}};
     conn.exec(sql_.fail_build, {std::to_string(id), failure.dump()});
   }
   return true;
@@ -59,8 +60,7 @@ void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) 
   }
   conn.pipeline(stmts);
   txn.commit();
-  if (!upper && (target_phase || !sweep))
-    spdlog::info("transform {} is live", def.target_name());
+  if (!upper && (target_phase || !sweep)) spdlog::info("transform {} is live", def.target_name());
 }
 
 }  // namespace trellis::build

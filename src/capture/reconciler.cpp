@@ -31,7 +31,8 @@ std::vector<Column> union_reads(const std::vector<catalog::TransformDef>& reader
 }
 
 std::string signature_of(const catalog::CapturedTable& t, const std::vector<Column>& reads) {
-  nlohmann::json j = {{"v", 1}, {"key", catalog::columns_to_json(t.key)},
+  nlohmann::json j = {{"v", 1},
+                      {"key", catalog::columns_to_json(t.key)},
                       {"reads", catalog::columns_to_json(reads)}};
   return j.dump();
 }

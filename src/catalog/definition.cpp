@@ -6,8 +6,8 @@ namespace trellis::catalog {
 namespace {
 
 nlohmann::json column_json(const Column& c) {
-  return {{"name", c.name}, {"type", c.type}, {"collation", c.collation},
-          {"comparable", c.comparable}};
+  return {
+      {"name", c.name}, {"type", c.type}, {"collation", c.collation}, {"comparable", c.comparable}};
 }
 
 Column column_from(const nlohmann::json& j) {

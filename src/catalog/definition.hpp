@@ -13,9 +13,9 @@ namespace trellis::catalog {
 // A typed column: a key column, a column a definition reads, or a field.
 struct Column {
   std::string name;
-  std::string type;       // format_type() text, e.g. "numeric(12,2)"
-  std::string collation;  // "" for the type's default
-  bool comparable = true; // has a default btree equality; otherwise compared as text
+  std::string type;        // format_type() text, e.g. "numeric(12,2)"
+  std::string collation;   // "" for the type's default
+  bool comparable = true;  // has a default btree equality; otherwise compared as text
 };
 
 struct Field {

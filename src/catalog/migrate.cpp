@@ -43,8 +43,8 @@ int current_version(pg::Connection& conn, const std::string& schema) {
                               schema));
     return 0;
   }
-  auto row = conn.exec(fmt::format("SELECT schema_name, format_version FROM {}.instance",
-                                   conn.quote_ident(schema)));
+  auto row = conn.exec(
+      fmt::format("SELECT schema_name, format_version FROM {}.instance", conn.quote_ident(schema)));
   if (row.rows() != 1 || row.get(0, 0) != schema)
     throw Error(ErrorCode::conflict,
                 fmt::format("schema \"{}\" holds the catalog of another Trellis instance (\"{}\"); "
@@ -63,7 +63,9 @@ void check_not_newer(int version, const std::string& schema) {
 
 }  // namespace
 
-int latest_format_version() { return embedded_migrations().back().first; }
+int latest_format_version() {
+  return embedded_migrations().back().first;
+}
 
 void migrate(pg::Connection& conn, const std::string& schema) {
   const std::string quoted = conn.quote_ident(schema);

@@ -13,7 +13,9 @@ std::string Store::table(const std::string& name) const {
   return compile::qualified(schema_, name);
 }
 
-std::string Store::work_channel() const { return schema_ + "_work"; }
+std::string Store::work_channel() const {
+  return schema_ + "_work";
+}
 
 std::vector<TransformDef> Store::read(pg::Connection& conn, const std::string& where,
                                       const std::vector<pg::Param>& params) {
@@ -43,8 +45,7 @@ std::vector<TransformDef> Store::transforms(pg::Connection& conn,
   return read(conn, status_filter_sql, {});
 }
 
-std::optional<TransformDef> Store::transform(pg::Connection& conn,
-                                             const std::string& target_schema,
+std::optional<TransformDef> Store::transform(pg::Connection& conn, const std::string& target_schema,
                                              const std::string& target_table) {
   auto all = read(conn, "target_schema = $1 AND target_table = $2", {target_schema, target_table});
   if (all.empty()) return std::nullopt;
@@ -56,9 +57,10 @@ std::vector<TransformDef> Store::active_readers(pg::Connection& conn) {
 }
 
 std::vector<CapturedTable> Store::captured_tables(pg::Connection& conn) {
-  auto res = conn.exec(fmt::format("SELECT id, table_schema, table_name, key_columns::text, "
-                                   "installed_signature FROM {} ORDER BY id",
-                                   table("captured_tables")));
+  auto res =
+      conn.exec(fmt::format("SELECT id, table_schema, table_name, key_columns::text, "
+                            "installed_signature FROM {} ORDER BY id",
+                            table("captured_tables")));
   std::vector<CapturedTable> out;
   for (int i = 0; i < res.rows(); ++i) {
     CapturedTable t;
@@ -72,8 +74,7 @@ std::vector<CapturedTable> Store::captured_tables(pg::Connection& conn) {
   return out;
 }
 
-std::optional<CapturedTable> Store::captured_table(pg::Connection& conn,
-                                                   const std::string& schema,
+std::optional<CapturedTable> Store::captured_table(pg::Connection& conn, const std::string& schema,
                                                    const std::string& name) {
   for (auto& t : captured_tables(conn))
     if (t.schema == schema && t.name == name) return t;
@@ -83,11 +84,12 @@ std::optional<CapturedTable> Store::captured_table(pg::Connection& conn,
 int Store::ensure_captured_table(pg::Connection& conn, const std::string& schema,
                                  const std::string& name, const std::vector<Column>& key) {
   auto res = conn.exec(
-      fmt::format("INSERT INTO {} (table_schema, table_name, relid, key_columns) "
-                  "VALUES ($1, $2, (quote_ident($1) || '.' || quote_ident($2))::regclass, $3::jsonb) "
-                  "ON CONFLICT (table_schema, table_name) DO UPDATE SET table_schema = "
-                  "EXCLUDED.table_schema RETURNING id",
-                  table("captured_tables")),
+      fmt::format(
+          "INSERT INTO {} (table_schema, table_name, relid, key_columns) "
+          "VALUES ($1, $2, (quote_ident($1) || '.' || quote_ident($2))::regclass, $3::jsonb) "
+          "ON CONFLICT (table_schema, table_name) DO UPDATE SET table_schema = "
+          "EXCLUDED.table_schema RETURNING id",
+          table("captured_tables")),
       {schema, name, columns_to_json(key).dump()});
   return static_cast<int>(res.get_int(0, 0));
 }

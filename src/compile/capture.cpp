@@ -117,8 +117,7 @@ CaptureSql compile_capture(const catalog::CapturedTable& t, const std::vector<Co
   sql.trigger_probe = fmt::format(
       "SELECT count(*) FROM pg_trigger WHERE tgrelid = {}::regclass AND tgname LIKE {} AND "
       "tgenabled = 'A'",
-      literal(qualified(t.schema, t.name)),
-      literal("trellis\\_%\\_" + ring.catalog_schema));
+      literal(qualified(t.schema, t.name)), literal("trellis\\_%\\_" + ring.catalog_schema));
   return sql;
 }
 

@@ -8,22 +8,22 @@
 namespace trellis::compile {
 
 struct DrainSql {
-  std::string claim_bucket;      // -> seg, bucket
-  std::string check_bucket;      // $1 seg, $2 bucket: ownership; locks the claim row
+  std::string claim_bucket;  // -> seg, bucket
+  std::string check_bucket;  // $1 seg, $2 bucket: ownership; locks the claim row
   // Indexed by ring slot:
   std::vector<std::string> truncated_tables;  // $1 seg, $2 bucket -> int[] truncated (first page)
   std::vector<std::string> fill_page;  // $1 seg, $2 bucket, $3 cap -> (count, last cursor, tables)
   std::vector<std::string> bucket_tables;  // $1 bucket -> int[] table ids in the bucket
-  std::string finish_page;  // $1 seg, $2 bucket, $3 cursor, $4 done, $5 fed downstream
-  std::string fail_bucket;       // $1 seg, $2 bucket: release with backoff
+  std::string finish_page;           // $1 seg, $2 bucket, $3 cursor, $4 done, $5 fed downstream
+  std::string fail_bucket;           // $1 seg, $2 bucket: release with backoff
   std::string record_drain_failure;  // $1 int[] tables, $2 error, $3 sqlstate
   std::string clear_drain_failure;   // $1 int[] tables
-  std::string claim_build;       // -> id, build_phase, build_cursor, build_sweep_target
-  std::string check_build;       // $1 id, $2 version
-  std::string advance_build;     // $1 id, $2 cursor
-  std::string next_build_phase;  // $1 id: source -> target (sweep)
-  std::string finish_build;      // $1 id: live
-  std::string fail_build;        // $1 id, $2 error json
+  std::string claim_build;           // -> id, build_phase, build_cursor, build_sweep_target
+  std::string check_build;           // $1 id, $2 version
+  std::string advance_build;         // $1 id, $2 cursor
+  std::string next_build_phase;      // $1 id: source -> target (sweep)
+  std::string finish_build;          // $1 id: live
+  std::string fail_build;            // $1 id, $2 error json
 };
 
 DrainSql compile_drain(const std::string& catalog_schema, int slots);

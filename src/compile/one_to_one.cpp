@@ -76,20 +76,18 @@ std::string changed(const Field& f) {
 
 std::string derive(const TransformDef& d) {
   std::string target = qualified(d.target_schema, d.target_table);
-  std::string src = fmt::format("{} WHERE {} IN (SELECT {} FROM __trellis_keys){}",
-                                source_select(d), key_tuple(d.key, ident(d.alias)),
-                                join<Column>(d.key, ", ", [](const Column& c) {
-                                  return ident(c.name);
-                                }),
-                                where_filter(d));
+  std::string src = fmt::format(
+      "{} WHERE {} IN (SELECT {} FROM __trellis_keys){}", source_select(d),
+      key_tuple(d.key, ident(d.alias)),
+      join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }), where_filter(d));
   std::string update = "SELECT 1 WHERE false";
   if (!d.fields.empty()) {
-    std::string sets = join<Field>(d.fields, ", ", [](const Field& f) {
-      return ident(f.name) + " = __s." + ident(f.name);
-    });
+    std::string sets = join<Field>(
+        d.fields, ", ", [](const Field& f) { return ident(f.name) + " = __s." + ident(f.name); });
     std::string diff = join<Field>(d.fields, " OR ", changed);
-    update = fmt::format("UPDATE {} AS __t SET {} FROM __trellis_src __s WHERE {} AND ({}) RETURNING 1",
-                         target, sets, key_equal(d.key, "__t", "__s"), diff);
+    update =
+        fmt::format("UPDATE {} AS __t SET {} FROM __trellis_src __s WHERE {} AND ({}) RETURNING 1",
+                    target, sets, key_equal(d.key, "__t", "__s"), diff);
   }
   return fmt::format(
       "WITH __trellis_keys AS ({}), __trellis_src AS ({}), __trellis_upd AS ({}), "

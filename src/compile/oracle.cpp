@@ -9,8 +9,8 @@
 namespace trellis::compile {
 
 std::string oracle_diff_sql(const catalog::TransformDef& def, int limit) {
-  std::string expected = fmt::format("SELECT to_jsonb(__o) AS r FROM ({}) __o",
-                                     compile_one_to_one(def).oracle_select);
+  std::string expected =
+      fmt::format("SELECT to_jsonb(__o) AS r FROM ({}) __o", compile_one_to_one(def).oracle_select);
   std::string actual = fmt::format("SELECT to_jsonb(__t) AS r FROM {} __t",
                                    qualified(def.target_schema, def.target_table));
   return fmt::format(

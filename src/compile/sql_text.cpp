@@ -15,10 +15,14 @@ std::string quote_with(std::string_view text, char q) {
 }
 }  // namespace
 
-std::string ident(std::string_view name) { return quote_with(name, '"'); }
+std::string ident(std::string_view name) {
+  return quote_with(name, '"');
+}
 std::string qualified(std::string_view schema, std::string_view table) {
   return ident(schema) + "." + ident(table);
 }
-std::string literal(std::string_view text) { return quote_with(text, '\''); }
+std::string literal(std::string_view text) {
+  return quote_with(text, '\'');
+}
 
 }  // namespace trellis::compile

@@ -45,9 +45,10 @@ const TableColumn* TableInfo::find(const std::string& column) const {
 
 bool relation_exists(pg::Connection& conn, const std::string& schema, const std::string& name) {
   return conn
-      .exec("SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = "
-            "c.relnamespace WHERE n.nspname = $1 AND c.relname = $2)",
-            {schema, name})
+      .exec(
+          "SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = "
+          "c.relnamespace WHERE n.nspname = $1 AND c.relname = $2)",
+          {schema, name})
       .get_bool(0, 0);
 }
 

@@ -26,9 +26,9 @@ struct ColumnRef {
 // One scalar expression, parsed by PostgreSQL's own grammar (libpg_query),
 // checked against the node allowlist and re-rendered from its parse tree.
 struct Expr {
-  std::string sql;       // canonical SQL deparsed from the parse tree (never the raw text)
-  std::string text;      // the user's text, for messages only
-  int position = 0;      // 0-based byte offset of `text` in the statement
+  std::string sql;   // canonical SQL deparsed from the parse tree (never the raw text)
+  std::string text;  // the user's text, for messages only
+  int position = 0;  // 0-based byte offset of `text` in the statement
   std::vector<ColumnRef> columns;
   std::vector<std::string> function_names;  // lower-case, unqualified, as written
   bool has_aggregate_call = false;          // a call to a known aggregate name appears

@@ -24,12 +24,14 @@ namespace {
 
 constexpr size_t kMaxTargetName = 55;  // leaves room for "__ledger" within 63 bytes
 
-const std::set<std::string> kKeyTypes = {"int2",  "int4",      "int8",        "numeric", "text",
-                                         "varchar", "bpchar",  "uuid",        "date",    "timestamp",
-                                         "timestamptz", "time", "bool",       "bytea",   "oid",
-                                         "name",  "char",      "citext_never"};
+const std::set<std::string> kKeyTypes = {
+    "int2",   "int4",  "int8", "numeric",   "text",        "varchar",
+    "bpchar", "uuid",  "date", "timestamp", "timestamptz", "time",
+    "bool",   "bytea", "oid",  "name",      "char",        "citext_never"};
 
-[[noreturn]] void refuse(ErrorCode code, const std::string& message) { throw Error(code, message); }
+[[noreturn]] void refuse(ErrorCode code, const std::string& message) {
+  throw Error(code, message);
+}
 
 std::string qualified_text(const std::string& schema, const std::string& name) {
   return schema + "." + name;
@@ -162,11 +164,11 @@ void check_columns(const TransformStmt& stmt, const Expr& expr, const TableInfo&
   for (const auto& ref : expr.columns) {
     std::string at = where_at(stmt, ref.position);
     if (ref.qualifier && *ref.qualifier != alias)
-      refuse(ErrorCode::validation,
-             fmt::format("{} at {} refers to \"{}.{}\", but the only table in scope is \"{}\"; "
-                         "write {}.{} or just {}",
-                         what, at, *ref.qualifier, ref.column, alias, alias, ref.column,
-                         ref.column));
+      refuse(
+          ErrorCode::validation,
+          fmt::format("{} at {} refers to \"{}.{}\", but the only table in scope is \"{}\"; "
+                      "write {}.{} or just {}",
+                      what, at, *ref.qualifier, ref.column, alias, alias, ref.column, ref.column));
     if (!src.find(ref.column))
       refuse(ErrorCode::validation,
              fmt::format("{} at {} refers to column \"{}\", which does not exist in {}.{} "
@@ -223,10 +225,10 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
     std::string view = "trellis_probe_" + std::to_string(i);
     std::string what = fmt::format("field \"{}\"", f.name);
     std::string at = where_at(stmt, f.expr.position);
-    probe(conn,
-          compile::probe_field_view(view, def.source_schema, def.source_table, def.alias,
-                                    f.expr.sql),
-          what, at, f.expr.text, not_valid);
+    probe(
+        conn,
+        compile::probe_field_view(view, def.source_schema, def.source_table, def.alias, f.expr.sql),
+        what, at, f.expr.text, not_valid);
     probe(conn, compile::probe_immutable_expression(def.alias, f.expr.sql), what, at, f.expr.text,
           [&](const pg::SqlError& e) { return immutability_problem(e, f.expr); });
     Column col = view_column(conn, view, f.name);
@@ -339,13 +341,11 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
 
 std::string normalized_statement(const TransformDef& def) {
   using compile::ident;
-  std::string out = fmt::format("TRANSFORM {} FROM {} AS {} KEY ({}) SELECT ",
-                                compile::qualified(def.target_schema, def.target_table),
-                                compile::qualified(def.source_schema, def.source_table),
-                                ident(def.alias),
-                                compile::join<Column>(def.key, ", ", [](const Column& c) {
-                                  return compile::ident(c.name);
-                                }));
+  std::string out = fmt::format(
+      "TRANSFORM {} FROM {} AS {} KEY ({}) SELECT ",
+      compile::qualified(def.target_schema, def.target_table),
+      compile::qualified(def.source_schema, def.source_table), ident(def.alias),
+      compile::join<Column>(def.key, ", ", [](const Column& c) { return compile::ident(c.name); }));
   for (size_t i = 0; i < def.fields.size(); ++i)
     out += (i ? ", " : "") + def.fields[i].sql + " AS " + ident(def.fields[i].name);
   if (def.where_sql) out += " WHERE " + *def.where_sql;

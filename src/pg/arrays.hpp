@@ -8,6 +8,6 @@
 namespace trellis::pg {
 
 std::set<int> parse_int_array(const std::string& text);  // "{1,2}" (or "" for NULL)
-std::string int_array(const std::set<int>& values);       // "{1,2}"
+std::string int_array(const std::set<int>& values);      // "{1,2}"
 
 }  // namespace trellis::pg

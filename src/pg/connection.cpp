@@ -3,11 +3,11 @@
 // SqlError with an empty SQLSTATE.
 #include "pg/connection.hpp"
 
+#include <fmt/format.h>
 #include <libpq-fe.h>
 #include <poll.h>
 
 #include <cstdlib>
-#include <fmt/format.h>
 
 #include "pg/sql_error.hpp"
 #include "trellis/error.hpp"
@@ -54,7 +54,9 @@ std::string pin_statement(const SessionPins& pins) {
 }  // namespace
 
 Result::Result(pg_result* res) : res_(res) {}
-Result::Result(Result&& other) noexcept : res_(other.res_) { other.res_ = nullptr; }
+Result::Result(Result&& other) noexcept : res_(other.res_) {
+  other.res_ = nullptr;
+}
 Result& Result::operator=(Result&& other) noexcept {
   if (this != &other) {
     if (res_) PQclear(res_);
@@ -66,9 +68,15 @@ Result& Result::operator=(Result&& other) noexcept {
 Result::~Result() {
   if (res_) PQclear(res_);
 }
-int Result::rows() const { return res_ ? PQntuples(res_) : 0; }
-int Result::columns() const { return res_ ? PQnfields(res_) : 0; }
-bool Result::is_null(int row, int col) const { return PQgetisnull(res_, row, col) != 0; }
+int Result::rows() const {
+  return res_ ? PQntuples(res_) : 0;
+}
+int Result::columns() const {
+  return res_ ? PQnfields(res_) : 0;
+}
+bool Result::is_null(int row, int col) const {
+  return PQgetisnull(res_, row, col) != 0;
+}
 std::string Result::get(int row, int col) const {
   return is_null(row, col) ? std::string() : std::string(PQgetvalue(res_, row, col));
 }
@@ -82,8 +90,12 @@ int64_t Result::get_int(int row, int col) const {
 bool Result::get_bool(int row, int col) const {
   return !is_null(row, col) && PQgetvalue(res_, row, col)[0] == 't';
 }
-std::string Result::column_name(int col) const { return PQfname(res_, col); }
-unsigned Result::column_type(int col) const { return PQftype(res_, col); }
+std::string Result::column_name(int col) const {
+  return PQfname(res_, col);
+}
+unsigned Result::column_type(int col) const {
+  return PQftype(res_, col);
+}
 int64_t Result::affected() const {
   const char* n = res_ ? PQcmdTuples(res_) : "";
   return (n && *n) ? std::strtoll(n, nullptr, 10) : 0;
@@ -106,7 +118,9 @@ std::unique_ptr<Connection> Connection::open(const std::string& url, const Sessi
 }
 
 Connection::Connection(pg_conn* conn) : conn_(conn) {}
-Connection::~Connection() { PQfinish(conn_); }
+Connection::~Connection() {
+  PQfinish(conn_);
+}
 
 Result Connection::exec(std::string_view sql, const std::vector<Param>& params) {
   std::string text(sql);
@@ -217,8 +231,12 @@ void Connection::cancel() {
   PQfreeCancel(c);
 }
 
-bool Connection::healthy() const { return !broken_ && PQstatus(conn_) == CONNECTION_OK; }
-int Connection::backend_pid() const { return PQbackendPID(conn_); }
+bool Connection::healthy() const {
+  return !broken_ && PQstatus(conn_) == CONNECTION_OK;
+}
+int Connection::backend_pid() const {
+  return PQbackendPID(conn_);
+}
 
 std::string Connection::quote_ident(std::string_view ident) const {
   char* q = PQescapeIdentifier(conn_, ident.data(), ident.size());

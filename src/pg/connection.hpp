@@ -67,7 +67,8 @@ class Connection {
 
   // Runs the statements back to back in pipeline mode (one round trip), each
   // with its own parameters; throws the first failure after draining.
-  std::vector<Result> pipeline(const std::vector<std::pair<std::string, std::vector<Param>>>& stmts);
+  std::vector<Result> pipeline(
+      const std::vector<std::pair<std::string, std::vector<Param>>>& stmts);
 
   // Prepares `sql` unnamed and returns the result columns' (name, type oid).
   std::vector<std::pair<std::string, unsigned>> describe(std::string_view sql);

@@ -16,6 +16,8 @@ FailureClass classify_sqlstate(const std::string& s) {
   return FailureClass::other;
 }
 
-FailureClass SqlError::failure_class() const { return classify_sqlstate(sqlstate_); }
+FailureClass SqlError::failure_class() const {
+  return classify_sqlstate(sqlstate_);
+}
 
 }  // namespace trellis::pg

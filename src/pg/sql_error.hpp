@@ -8,10 +8,10 @@
 namespace trellis::pg {
 
 enum class FailureClass {
-  transient,     // serialization, deadlock, lock timeout, lost connection: retry, charge nothing
-  data,          // bad value for one key (cast, overflow, constraint): bisect and charge
-  schema,        // a relation or column is gone or changed
-  privilege,     // insufficient privilege
+  transient,  // serialization, deadlock, lock timeout, lost connection: retry, charge nothing
+  data,       // bad value for one key (cast, overflow, constraint): bisect and charge
+  schema,     // a relation or column is gone or changed
+  privilege,  // insufficient privilege
   other,
 };
 

@@ -16,15 +16,17 @@ using compile::qualified;
 
 Ring::Ring(RingConfig config) : config_(std::move(config)) {}
 
-std::string Ring::table(const char* name) const { return qualified(config_.schema, name); }
+std::string Ring::table(const char* name) const {
+  return qualified(config_.schema, name);
+}
 
 std::string Ring::slot_table(int64_t segment) const {
   return qualified(config_.schema, "ring_" + std::to_string(segment % config_.slots));
 }
 
 void Ring::recover(pg::Connection& conn) {
-  auto active = conn.exec(fmt::format("SELECT max(seg) FROM {} WHERE state = 'active'",
-                                      table("segments")));
+  auto active =
+      conn.exec(fmt::format("SELECT max(seg) FROM {} WHERE state = 'active'", table("segments")));
   if (!active.is_null(0, 0))
     conn.exec(fmt::format("SELECT setval({}::regclass, $1::bigint, true)",
                           compile::literal(table("active_segment"))),
@@ -38,19 +40,19 @@ bool Ring::seal(pg::Connection& conn) {
   auto cur = conn.exec(fmt::format("SELECT pg_sequence_last_value({}::regclass)",
                                    compile::literal(table("active_segment"))));
   int64_t seg = cur.get_int(0, 0);
-  auto probe = conn.exec(fmt::format(
-      "SELECT EXISTS (SELECT 1 FROM {}), NOT EXISTS (SELECT 1 FROM {} WHERE seg = $1::bigint AND "
-      "state <> 'retired')",
-      slot_table(seg), table("segments")),
-      {std::to_string(seg + 1 - config_.slots)});
+  auto probe = conn.exec(fmt::format("SELECT EXISTS (SELECT 1 FROM {}), NOT EXISTS (SELECT 1 FROM "
+                                     "{} WHERE seg = $1::bigint AND "
+                                     "state <> 'retired')",
+                                     slot_table(seg), table("segments")),
+                         {std::to_string(seg + 1 - config_.slots)});
   if (!probe.get_bool(0, 0) || !probe.get_bool(0, 1)) return false;
   {
     pg::Transaction txn(conn);
-    conn.exec(fmt::format(
-                  "UPDATE {} SET state = 'sealed', sealed_at = now() WHERE seg = $1::bigint AND "
-                  "state = 'active'",
-                  table("segments")),
-              {std::to_string(seg)});
+    conn.exec(
+        fmt::format("UPDATE {} SET state = 'sealed', sealed_at = now() WHERE seg = $1::bigint AND "
+                    "state = 'active'",
+                    table("segments")),
+        {std::to_string(seg)});
     conn.exec(fmt::format("INSERT INTO {} (seg, state) VALUES ($1::bigint, 'active') ON CONFLICT "
                           "(seg) DO UPDATE SET state = 'active', fence = NULL, into_seg = NULL, "
                           "sealed_at = NULL, drained_at = NULL",
@@ -68,10 +70,10 @@ bool Ring::seal(pg::Connection& conn) {
 }
 
 int Ring::promote_fenced(pg::Connection& conn) {
-  auto fenced = conn.exec(fmt::format(
-      "SELECT seg FROM {} WHERE state = 'sealed' AND fence IS NOT NULL AND "
-      "fence < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY seg",
-      table("segments")));
+  auto fenced =
+      conn.exec(fmt::format("SELECT seg FROM {} WHERE state = 'sealed' AND fence IS NOT NULL AND "
+                            "fence < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY seg",
+                            table("segments")));
   for (int i = 0; i < fenced.rows(); ++i) {
     std::string seg = fenced.get(i, 0);
     pg::Transaction txn(conn);
@@ -93,9 +95,8 @@ int Ring::retire(pg::Connection& conn) {
       "WHERE s.state = 'ready' AND NOT EXISTS (SELECT 1 FROM {1} b WHERE b.seg = s.seg AND NOT "
       "b.done)",
       table("segments"), table("buckets")));
-  auto drained =
-      conn.exec(fmt::format("SELECT seg FROM {} WHERE state = 'drained' ORDER BY seg",
-                            table("segments")));
+  auto drained = conn.exec(
+      fmt::format("SELECT seg FROM {} WHERE state = 'drained' ORDER BY seg", table("segments")));
   int retired = 0;
   for (int i = 0; i < drained.rows(); ++i) {
     std::string seg = drained.get(i, 0);
@@ -103,9 +104,9 @@ int Ring::retire(pg::Connection& conn) {
       pg::Transaction txn(conn);
       conn.exec("SET LOCAL lock_timeout = '50ms'");
       conn.exec("TRUNCATE " + slot_table(std::stoll(seg)));
-      conn.exec(fmt::format("UPDATE {} SET state = 'retired' WHERE seg = $1::bigint",
-                            table("segments")),
-                {seg});
+      conn.exec(
+          fmt::format("UPDATE {} SET state = 'retired' WHERE seg = $1::bigint", table("segments")),
+          {seg});
       conn.exec(fmt::format("DELETE FROM {} WHERE seg = $1::bigint", table("buckets")), {seg});
       txn.commit();
       ++retired;
@@ -114,9 +115,10 @@ int Ring::retire(pg::Connection& conn) {
       break;  // a reader still holds the slot; retry on the next tick
     }
   }
-  conn.exec(fmt::format("DELETE FROM {} WHERE state = 'retired' AND drained_at < now() - "
-                        "interval '10 minutes'",
-                        table("segments")));
+  conn.exec(
+      fmt::format("DELETE FROM {} WHERE state = 'retired' AND drained_at < now() - "
+                  "interval '10 minutes'",
+                  table("segments")));
   return retired;
 }
 

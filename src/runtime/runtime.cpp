@@ -56,7 +56,9 @@ bool has_live_worker(pg::Connection& conn, const std::string& schema, const std:
 
 Runtime::Runtime(const Options& options) : options_(options) {}
 
-Runtime::~Runtime() { stop(); }
+Runtime::~Runtime() {
+  stop();
+}
 
 bool Runtime::acquire_staging_lock() {
   staging_lock_ = pg::Connection::open(options_.url);

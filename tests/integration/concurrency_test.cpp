@@ -19,21 +19,26 @@ void write_randomly(const std::string& url, int seed, int ops, int hot) {
     std::string k = std::to_string(key(rng)), v = std::to_string(val(rng));
     std::string stmt;
     switch (kind(rng)) {
-      case 0: case 1: case 2:
+      case 0:
+      case 1:
+      case 2:
         stmt = "INSERT INTO hot VALUES (" + k + ", " + v + ", 'w" + v +
                "') ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v";
         break;
-      case 3: case 4: case 5:
+      case 3:
+      case 4:
+      case 5:
         stmt = "UPDATE hot SET v = v + " + v + ", label = label || 'x' WHERE id = " + k;
         break;
       case 6:
         stmt = "UPDATE hot SET id = id + " + std::to_string(hot) + " WHERE id = " + k +
-               " AND NOT EXISTS (SELECT 1 FROM hot WHERE id = " + k + " + " +
-               std::to_string(hot) + ")";
+               " AND NOT EXISTS (SELECT 1 FROM hot WHERE id = " + k + " + " + std::to_string(hot) +
+               ")";
         break;
       case 7:
-        stmt = "BEGIN; UPDATE hot SET v = 1000 WHERE id = " + k + "; DELETE FROM hot WHERE id = " +
-               k + "; INSERT INTO hot VALUES (" + k + ", 7, 'again'); COMMIT";
+        stmt = "BEGIN; UPDATE hot SET v = 1000 WHERE id = " + k +
+               "; DELETE FROM hot WHERE id = " + k + "; INSERT INTO hot VALUES (" + k +
+               ", 7, 'again'); COMMIT";
         break;
       default:
         stmt = "DELETE FROM hot WHERE id = " + k;

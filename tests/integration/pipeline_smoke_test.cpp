@@ -9,7 +9,8 @@ TEST_F(PipelineSmoke, BuildsExistingRowsThenFollowsInsertsUpdatesDeletes) {
   sql("CREATE TABLE orders (id int PRIMARY KEY, amount numeric, note text);"
       "INSERT INTO orders SELECT g, g * 1.5, 'n' || g FROM generate_series(1, 100) g");
   auto t = start();
-  auto applied = t->apply("TRANSFORM doubled FROM orders SELECT amount * 2 AS twice, upper(note) AS loud");
+  auto applied =
+      t->apply("TRANSFORM doubled FROM orders SELECT amount * 2 AS twice, upper(note) AS loud");
   EXPECT_EQ(applied.status, "waiting_to_backfill");
   await_status(*t, "doubled", "live");
   expect_oracle("doubled");

@@ -18,7 +18,9 @@ void TrellisTest::SetUp() {
   app_ = pg::Connection::open(url_, {.search_path = "public"});
 }
 
-void TrellisTest::TearDown() { app_.reset(); }
+void TrellisTest::TearDown() {
+  app_.reset();
+}
 
 Options TrellisTest::options(int drain_threads, bool staging) const {
   Options o;
@@ -33,9 +35,13 @@ std::unique_ptr<Trellis> TrellisTest::start(int drain_threads, bool staging) {
   return Trellis::connect(options(drain_threads, staging));
 }
 
-void TrellisTest::sql(const std::string& statement) { app_->exec_script(statement); }
+void TrellisTest::sql(const std::string& statement) {
+  app_->exec_script(statement);
+}
 
-pg::Result TrellisTest::query(const std::string& statement) { return app_->exec(statement); }
+pg::Result TrellisTest::query(const std::string& statement) {
+  return app_->exec(statement);
+}
 
 void TrellisTest::await_status(Trellis& t, const std::string& target, const std::string& status,
                                std::chrono::seconds timeout) {
@@ -53,7 +59,8 @@ void TrellisTest::await_status(Trellis& t, const std::string& target, const std:
 
 void TrellisTest::await_converged(Trellis& t, std::chrono::seconds timeout) {
   auto token = t.watermark_token();
-  ASSERT_TRUE(t.await_converged(token, timeout)) << "not converged within " << timeout.count() << "s";
+  ASSERT_TRUE(t.await_converged(token, timeout))
+      << "not converged within " << timeout.count() << "s";
 }
 
 std::string TrellisTest::oracle_diff(const std::string& target) {

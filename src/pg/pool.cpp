@@ -1,12 +1,12 @@
 // Connection pool; see pool.hpp. A connection that broke during a call is
 // dropped instead of returned, so the next call reconnects.
-#include "api/pool.hpp"
+#include "pg/pool.hpp"
 
-namespace trellis::api {
+namespace trellis::pg {
 
 Pool::Pool(std::string url, int size) : url_(std::move(url)), size_(size > 0 ? size : 1) {}
 
-Pool::Lease::Lease(Pool& pool, std::unique_ptr<pg::Connection> conn)
+Pool::Lease::Lease(Pool& pool, std::unique_ptr<Connection> conn)
     : pool_(&pool), conn_(std::move(conn)) {}
 
 Pool::Lease::~Lease() {
@@ -22,10 +22,10 @@ Pool::Lease Pool::acquire() {
       return Lease(*this, std::move(conn));
     }
   }
-  return Lease(*this, pg::Connection::open(url_));
+  return Lease(*this, Connection::open(url_));
 }
 
-void Pool::release(std::unique_ptr<pg::Connection> conn) {
+void Pool::release(std::unique_ptr<Connection> conn) {
   if (!conn->healthy()) return;
   std::lock_guard lock(mutex_);
   if (idle_.size() < size_) idle_.push_back(std::move(conn));
@@ -36,4 +36,4 @@ void Pool::clear() {
   idle_.clear();
 }
 
-}  // namespace trellis::api
+}  // namespace trellis::pg

@@ -9,7 +9,7 @@
 
 #include "pg/connection.hpp"
 
-namespace trellis::api {
+namespace trellis::pg {
 
 class Pool {
  public:
@@ -17,26 +17,26 @@ class Pool {
 
   class Lease {
    public:
-    Lease(Pool& pool, std::unique_ptr<pg::Connection> conn);
+    Lease(Pool& pool, std::unique_ptr<Connection> conn);
     ~Lease();
     Lease(Lease&&) = default;
-    pg::Connection& operator*() { return *conn_; }
-    pg::Connection* operator->() { return conn_.get(); }
+    Connection& operator*() { return *conn_; }
+    Connection* operator->() { return conn_.get(); }
 
    private:
     Pool* pool_;
-    std::unique_ptr<pg::Connection> conn_;
+    std::unique_ptr<Connection> conn_;
   };
 
   Lease acquire();
   void clear();
 
  private:
-  void release(std::unique_ptr<pg::Connection> conn);
+  void release(std::unique_ptr<Connection> conn);
   std::string url_;
   size_t size_;
   std::mutex mutex_;
-  std::vector<std::unique_ptr<pg::Connection>> idle_;
+  std::vector<std::unique_ptr<Connection>> idle_;
 };
 
-}  // namespace trellis::api
+}  // namespace trellis::pg
