@@ -28,23 +28,18 @@ catalog::TransformDef require_transform(Trellis::Impl& impl, pg::Connection& con
   return *def;
 }
 
-// PAUSE/RESUME name `a.b`: the transform b in schema a if there is one,
-// else column b of transform a. Folds the first reading into the name.
-void prefer_schema_reading(Trellis::Impl& impl, pg::Connection& conn, lang::QualifiedName& target,
-                           std::optional<std::string>& column) {
-  if (!column || target.schema) return;
-  if (impl.store.transform(conn, target.name, *column)) {
-    target = {target.name, *column};
-    column.reset();
-  }
-}
-
-void refuse_column_form(const std::optional<std::string>& column, const char* verb) {
+// The transform PAUSE/RESUME name. `a.b` is transform b in schema a when
+// there is one, else column b of transform a, which is not supported yet.
+catalog::TransformDef locate(Trellis::Impl& impl, pg::Connection& conn, lang::QualifiedName target,
+                             const std::optional<std::string>& column, const char* verb) {
+  if (column && !target.schema && impl.store.transform(conn, target.name, *column))
+    return require_transform(impl, conn, {target.name, *column});
   if (column)
     throw Error(ErrorCode::validation,
                 fmt::format("{} TRANSFORM of a single column is not supported yet; {} the whole "
                             "transform",
                             verb, verb));
+  return require_transform(impl, conn, target);
 }
 
 std::vector<catalog::TransformDef> readers_of_target(Trellis::Impl& impl, pg::Connection& conn,
@@ -87,12 +82,9 @@ Applied define_transform(Trellis::Impl& impl, const lang::TransformStmt& stmt) {
   return {"transform", def.target_name(), "waiting_to_backfill"};
 }
 
-Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& given) {
+Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt) {
   auto conn = impl.pool.acquire();
-  auto stmt = given;
-  prefer_schema_reading(impl, *conn, stmt.target, stmt.column);
-  refuse_column_form(stmt.column, "PAUSE");
-  auto def = require_transform(impl, *conn, stmt.target);
+  auto def = locate(impl, *conn, stmt.target, stmt.column, "PAUSE");
   conn->exec(fmt::format("UPDATE {} SET status = 'paused', build_owner_pid = NULL, "
                          "build_owner_start = NULL, updated_at = now() WHERE id = $1::int",
                          impl.store.table("transforms")),
@@ -100,12 +92,9 @@ Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& given) {
   return {"pause", def.target_name(), "paused"};
 }
 
-Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& given) {
+Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt) {
   auto conn = impl.pool.acquire();
-  auto stmt = given;
-  prefer_schema_reading(impl, *conn, stmt.target, stmt.column);
-  refuse_column_form(stmt.column, "RESUME");
-  auto def = require_transform(impl, *conn, stmt.target);
+  auto def = locate(impl, *conn, stmt.target, stmt.column, "RESUME");
   if (def.status != "paused" && def.status != "quarantined")
     return {"resume", def.target_name(), def.status};
   auto parsed = std::get<lang::TransformStmt>(lang::parse_statement(def.statement));
