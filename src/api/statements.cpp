@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
-#include "compile/one_to_one.hpp"
+#include "compile/transform_sql.hpp"
 #include "compile/sql_text.hpp"
 #include "lang/validate.hpp"
 #include "pg/sql_error.hpp"
@@ -56,7 +56,7 @@ void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::Tran
   def.source_table_id =
       impl.store.ensure_captured_table(conn, def.source_schema, def.source_table, def.key);
   try {
-    conn.exec(compile::compile_one_to_one(def).create_target);
+    for (const auto& ddl : compile::compile_transform(def).create) conn.exec(ddl);
   } catch (const pg::SqlError& e) {
     if (e.sqlstate() == "42P07")
       throw Error(
@@ -126,7 +126,7 @@ Applied drop_transform(Trellis::Impl& impl, const lang::DropTransformStmt& stmt)
   pg::Transaction txn(*conn);
   conn->exec(fmt::format("DELETE FROM {} WHERE id = $1::int", impl.store.table("transforms")),
              {std::to_string(def->id)});
-  conn->exec("DROP TABLE IF EXISTS " + compile::qualified(def->target_schema, def->target_table));
+  for (const auto& ddl : compile::compile_transform(*def).drop) conn->exec(ddl);
   txn.commit();
   return {"drop", def->target_name(), "dropped"};
 }

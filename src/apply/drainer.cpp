@@ -56,7 +56,7 @@ bool Drainer::drain_page(pg::Connection& conn, const std::string& seg, const std
     for (const auto& d : readers) {
       feeds = feeds || d.feeds_downstream;
       if (truncated.count(d.source_table_id))
-        stmts.push_back({rederiver_.sql(d).page_all_target_keys, {}});
+        stmts.push_back({rederiver_.sql(d).page_all_held_keys, {}});
     }
     rederiver_.append(readers, stmts);
   }

@@ -3,22 +3,19 @@
 
 namespace trellis::apply {
 
-const compile::OneToOneSql& Rederiver::sql(const catalog::TransformDef& def) {
+const compile::TransformSql& Rederiver::sql(const catalog::TransformDef& def) {
   auto it = cache_.find(def.id);
   if (it == cache_.end() || it->second.first != def.version)
-    it =
-        cache_
-            .insert_or_assign(def.id, std::make_pair(def.version, compile::compile_one_to_one(def)))
-            .first;
+    it = cache_
+             .insert_or_assign(def.id, std::make_pair(def.version, compile::compile_transform(def)))
+             .first;
   return it->second.second;
 }
 
 void Rederiver::append(const std::vector<catalog::TransformDef>& readers,
                        std::vector<Statement>& out) {
   for (const auto& def : readers) {
-    const auto& s = sql(def);
-    out.push_back({s.lock, {}});
-    out.push_back({s.derive, {}});
+    for (const auto& step : sql(def).steps) out.push_back({step, {}});
   }
 }
 

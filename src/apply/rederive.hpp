@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "catalog/definition.hpp"
-#include "compile/one_to_one.hpp"
+#include "compile/transform_sql.hpp"
 #include "pg/connection.hpp"
 
 namespace trellis::apply {
@@ -19,13 +19,13 @@ using Statement = std::pair<std::string, std::vector<pg::Param>>;
 
 class Rederiver {
  public:
-  const compile::OneToOneSql& sql(const catalog::TransformDef& def);
-  // Appends, per transform in lock order (I5), the lock then the derive
-  // statement (I1: the read is a later statement than the lock).
+  const compile::TransformSql& sql(const catalog::TransformDef& def);
+  // Appends, per transform in lock order (I5), its re-derive steps: the lock
+  // first, the reads in later statements (I1).
   void append(const std::vector<catalog::TransformDef>& readers, std::vector<Statement>& out);
 
  private:
-  std::map<int, std::pair<int, compile::OneToOneSql>> cache_;
+  std::map<int, std::pair<int, compile::TransformSql>> cache_;
 };
 
 // Transforms among `readers` whose source table is in `tables`, in lock order.

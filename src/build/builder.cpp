@@ -44,12 +44,12 @@ void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) 
   bool target_phase = state.get(0, 0) == "target";
   auto cursor = state.get_opt(0, 1);
   bool sweep = state.get_bool(0, 2);
-  auto bound = conn.exec(target_phase ? sql.target_chunk_bound : sql.source_chunk_bound,
+  auto bound = conn.exec(target_phase ? sql.sweep_chunk_bound : sql.source_chunk_bound,
                          {cursor, std::to_string(config_.chunk_rows)});
   pg::Param upper = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
 
   std::vector<apply::Statement> stmts;
-  stmts.push_back({target_phase ? sql.page_target_range : sql.page_source_range, {cursor, upper}});
+  stmts.push_back({target_phase ? sql.page_sweep_range : sql.page_source_range, {cursor, upper}});
   rederiver_.append({def}, stmts);
   stmts.push_back({sql_.advance_build, {id, upper}});
   if (!upper) {

@@ -45,7 +45,10 @@ nlohmann::json to_json(const TransformDef& d) {
                       {"key", columns_to_json(d.key)},
                       {"reads", columns_to_json(d.reads)},
                       {"fields", fields},
-                      {"shape", d.shape}};
+                      {"shape", d.shape},
+                      {"group", columns_to_json(d.group)},
+                      {"ledger", columns_to_json(d.ledger)},
+                      {"without_source_index", d.without_source_index}};
   j["where"] = d.where_sql ? nlohmann::json(*d.where_sql) : nlohmann::json();
   return j;
 }
@@ -63,6 +66,9 @@ TransformDef transform_from_json(const nlohmann::json& j) {
     d.fields.push_back({f.at("name"), f.at("sql"), column_from(f.at("column"))});
   if (j.contains("where") && !j.at("where").is_null()) d.where_sql = j.at("where");
   d.shape = j.value("shape", "one_to_one");
+  if (j.contains("group")) d.group = columns_from_json(j.at("group"));
+  if (j.contains("ledger")) d.ledger = columns_from_json(j.at("ledger"));
+  d.without_source_index = j.value("without_source_index", false);
   return d;
 }
 

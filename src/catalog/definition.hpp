@@ -38,7 +38,12 @@ struct TransformDef {
   std::vector<Column> reads;  // source columns read (key included)
   std::vector<Field> fields;
   std::optional<std::string> where_sql;
-  std::string shape = "one_to_one";
+  std::string shape = "one_to_one";  // one_to_one | aggregate
+  // Aggregates: the GROUP BY columns (target columns of the same names) and
+  // the other source columns the fields read, copied into the ledger.
+  std::vector<Column> group;
+  std::vector<Column> ledger;
+  bool without_source_index = false;
   std::string statement;
   // Runtime, not definition: the target is itself captured (another
   // transform reads it), so writing it stages changes downstream.
@@ -46,6 +51,7 @@ struct TransformDef {
 
   std::string target_name() const { return target_schema + "." + target_table; }
   std::string source_name() const { return source_schema + "." + source_table; }
+  std::string ledger_table() const { return target_table + "__ledger"; }
 };
 
 // A table whose changes are captured into the ring.

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "compile/one_to_one.hpp"
 #include "compile/sql_text.hpp"
+#include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
 

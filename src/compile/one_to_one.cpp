@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "compile/key_codec.hpp"
+#include "compile/shared_sql.hpp"
 #include "compile/sql_text.hpp"
 
 namespace trellis::compile {
@@ -15,19 +16,7 @@ using catalog::Column;
 using catalog::Field;
 using catalog::TransformDef;
 
-std::string create_page_table_sql() {
-  return "CREATE TEMP TABLE IF NOT EXISTS trellis_page (tbl int NOT NULL, key text[] NOT NULL, "
-         "PRIMARY KEY (tbl, key)) ON COMMIT DELETE ROWS";
-}
-
 namespace {
-
-std::string column_ddl(const Column& c, bool not_null) {
-  std::string out = ident(c.name) + " " + c.type;
-  if (!c.collation.empty()) out += " COLLATE " + c.collation;
-  if (not_null) out += " NOT NULL";
-  return out;
-}
 
 std::string create_target(const TransformDef& d) {
   std::vector<std::string> cols;
@@ -39,20 +28,10 @@ std::string create_target(const TransformDef& d) {
                      qualified(d.target_schema, d.target_table), body, key_tuple(d.key, ""));
 }
 
-std::string page_keys_cte(const TransformDef& d) {
-  return fmt::format("SELECT {} FROM {} p WHERE p.tbl = {}", decode_key_columns(d.key, "p.key"),
-                     kPageTable, d.source_table_id);
-}
-
 std::string lock(const TransformDef& d) {
-  std::string cols = key_tuple(d.key, "");
-  std::string order;
-  for (size_t i = 0; i < d.key.size(); ++i) order += (i ? ", " : "") + std::to_string(i + 1);
-  return fmt::format(
-      "INSERT INTO {} AS __t {} SELECT {} FROM {} p WHERE p.tbl = {} ORDER BY {} "
-      "ON CONFLICT {} DO UPDATE SET {} = EXCLUDED.{} WHERE false",
-      qualified(d.target_schema, d.target_table), cols, decode_key_columns(d.key, "p.key"),
-      kPageTable, d.source_table_id, order, cols, ident(d.key[0].name), ident(d.key[0].name));
+  std::string rows = fmt::format("SELECT {} FROM {} p WHERE p.tbl = {}",
+                                 decode_key_columns(d.key, "p.key"), kPageTable, d.source_table_id);
+  return lock_rows(qualified(d.target_schema, d.target_table), d.key, key_tuple(d.key, ""), rows);
 }
 
 std::string source_select(const TransformDef& d) {
@@ -67,11 +46,6 @@ std::string source_select(const TransformDef& d) {
 
 std::string where_filter(const TransformDef& d) {
   return d.where_sql ? " AND (" + *d.where_sql + ")" : "";
-}
-
-std::string changed(const Field& f) {
-  if (f.column.comparable) return fmt::format("__t.{0} IS DISTINCT FROM __s.{0}", ident(f.name));
-  return fmt::format("__t.{0}::text IS DISTINCT FROM __s.{0}::text", ident(f.name));
 }
 
 std::string derive(const TransformDef& d) {
@@ -98,40 +72,23 @@ std::string derive(const TransformDef& d) {
       key_equal(d.key, "__s", "__t"));
 }
 
-std::string chunk_bound(const std::vector<Column>& key, const std::string& table) {
-  return fmt::format(
-      "SELECT {} FROM {} AS __r WHERE $1::text[] IS NULL OR {} ORDER BY {} OFFSET $2::int - 1 "
-      "LIMIT 1",
-      encode_key(key, "__r"), table, key_after(key, "__r", "$1::text[]"),
-      join<Column>(key, ", ", [](const Column& c) { return "__r." + ident(c.name); }));
-}
-
-std::string page_range(const TransformDef& d, const std::string& table) {
-  return fmt::format(
-      "INSERT INTO {} (tbl, key) SELECT {}, {} FROM {} AS __r WHERE ($1::text[] IS NULL OR {}) "
-      "AND ($2::text[] IS NULL OR {}) ON CONFLICT DO NOTHING",
-      kPageTable, d.source_table_id, encode_key(d.key, "__r"), table,
-      key_after(d.key, "__r", "$1::text[]"), key_at_most(d.key, "__r", "$2::text[]"));
-}
-
 }  // namespace
 
-OneToOneSql compile_one_to_one(const TransformDef& d) {
-  OneToOneSql sql;
+TransformSql compile_one_to_one(const TransformDef& d) {
+  TransformSql sql;
   std::string target = qualified(d.target_schema, d.target_table);
   std::string source = qualified(d.source_schema, d.source_table);
-  sql.create_target = create_target(d);
-  sql.lock = lock(d);
-  sql.derive = derive(d);
-  sql.page_all_target_keys =
-      fmt::format("INSERT INTO {} (tbl, key) SELECT {}, {} FROM {} AS __r ON CONFLICT DO NOTHING",
-                  kPageTable, d.source_table_id, encode_key(d.key, "__r"), target);
+  sql.create = {create_target(d)};
+  sql.drop = {"DROP TABLE IF EXISTS " + target};
+  sql.steps = {lock(d), derive(d)};
+  sql.page_all_held_keys = page_all_keys(d, target);
   sql.source_chunk_bound = chunk_bound(d.key, source);
-  sql.target_chunk_bound = chunk_bound(d.key, target);
+  sql.sweep_chunk_bound = chunk_bound(d.key, target);
   sql.page_source_range = page_range(d, source);
-  sql.page_target_range = page_range(d, target);
+  sql.page_sweep_range = page_range(d, target);
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
   sql.oracle_select = source_select(d) + where;
+  sql.target_rows_json = fmt::format("SELECT to_jsonb(__t) AS r FROM {} __t", target);
   return sql;
 }
 

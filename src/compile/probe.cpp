@@ -22,6 +22,15 @@ std::string probe_where_view(const std::string& view, const std::string& source_
                      predicate_sql);
 }
 
+std::string probe_grouped_view(const std::string& view, const std::string& source_schema,
+                               const std::string& source_table, const std::string& alias,
+                               const std::string& expr_sql,
+                               const std::vector<catalog::Column>& group) {
+  std::string by = join<catalog::Column>(
+      group, ", ", [&](const catalog::Column& c) { return ident(alias) + "." + ident(c.name); });
+  return probe_field_view(view, source_schema, source_table, alias, expr_sql) + " GROUP BY " + by;
+}
+
 std::string probe_table(const std::string& alias, const std::string& source_schema,
                         const std::string& source_table) {
   return fmt::format("CREATE TEMP TABLE {} (LIKE {})", ident(alias),

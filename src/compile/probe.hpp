@@ -5,6 +5,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "catalog/definition.hpp"
 
 namespace trellis::compile {
 
@@ -17,6 +20,12 @@ std::string probe_where_view(const std::string& view, const std::string& source_
                              const std::string& source_table, const std::string& alias,
                              const std::string& predicate_sql);
 
+// CREATE TEMP VIEW <view> AS SELECT (<expr_sql>) AS "f" FROM <source> AS <alias>
+//   GROUP BY <alias>.<group columns>: PostgreSQL checks the grouping rules.
+std::string probe_grouped_view(const std::string& view, const std::string& source_schema,
+                               const std::string& source_table, const std::string& alias,
+                               const std::string& expr_sql,
+                               const std::vector<catalog::Column>& group);
 // CREATE TEMP TABLE <alias> (LIKE <source>): a stand-in the index probes
 // below are built on, named like the alias so qualified references resolve.
 std::string probe_table(const std::string& alias, const std::string& source_schema,

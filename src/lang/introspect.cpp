@@ -126,4 +126,43 @@ catalog::Column view_column(pg::Connection& conn, const std::string& view,
   return {name, res.get(0, 0), res.get(0, 1), res.get_bool(0, 2)};
 }
 
+std::vector<CalledFunction> functions_in_view(pg::Connection& conn, const std::string& view) {
+  auto res = conn.exec(
+      "SELECT DISTINCT p.oid::regprocedure::text, p.provolatile, p.prokind, "
+      "coalesce(a.aggkind, 'n'), p.proretset FROM pg_rewrite r "
+      "CROSS JOIN LATERAL regexp_matches(r.ev_action::text, "
+      "':(?:funcid|opfuncid|aggfnoid|winfnoid) ([0-9]+)', 'g') m "
+      "JOIN pg_proc p ON p.oid = m[1]::oid LEFT JOIN pg_aggregate a ON a.aggfnoid = p.oid "
+      "WHERE r.ev_class = ('pg_temp.' || quote_ident($1))::regclass ORDER BY 1",
+      {view});
+  std::vector<CalledFunction> out;
+  for (int i = 0; i < res.rows(); ++i)
+    out.push_back(
+        {res.get(i, 0), res.get(i, 1)[0], res.get(i, 2)[0], res.get(i, 3)[0], res.get_bool(i, 4)});
+  return out;
+}
+
+bool has_index_leading_with(pg::Connection& conn, const TableInfo& table,
+                            const std::vector<std::string>& columns) {
+  std::string wanted = "{";
+  for (size_t i = 0; i < columns.size(); ++i) {
+    std::string c = columns[i];
+    std::string escaped;
+    for (char ch : c) {
+      if (ch == '"' || ch == '\\') escaped += '\\';
+      escaped += ch;
+    }
+    wanted += (i ? "," : "") + std::string("\"") + escaped + "\"";
+  }
+  wanted += "}";
+  auto res = conn.exec(
+      "SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = $1::oid AND i.indisvalid AND "
+      "i.indnkeyatts >= $3::int AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text) "
+      "FROM generate_series(0, $3::int - 1) pos JOIN pg_attribute a ON a.attrelid = i.indrelid "
+      "AND a.attnum = i.indkey[pos]) = (SELECT array_agg(x ORDER BY x) FROM "
+      "unnest($2::text[]) x))",
+      {std::to_string(table.oid), wanted, std::to_string(columns.size())});
+  return res.get_bool(0, 0);
+}
+
 }  // namespace trellis::lang

@@ -42,4 +42,20 @@ bool relation_exists(pg::Connection& conn, const std::string& schema, const std:
 // The type, collation and comparability of column `f` of a (temporary) view.
 catalog::Column view_column(pg::Connection& conn, const std::string& view, const std::string& name);
 
+struct CalledFunction {
+  std::string signature;      // regprocedure text
+  char volatility = 'i';      // pg_proc.provolatile
+  char kind = 'f';            // pg_proc.prokind
+  char aggregate_kind = 'n';  // pg_aggregate.aggkind for aggregates
+  bool returns_set = false;
+};
+// Every function and operator function a temporary view calls, read from
+// its stored query tree (built-in functions record no pg_depend rows).
+std::vector<CalledFunction> functions_in_view(pg::Connection& conn, const std::string& view);
+
+// Whether `table` has a valid index whose leading key columns are exactly
+// `columns` (in any order).
+bool has_index_leading_with(pg::Connection& conn, const TableInfo& table,
+                            const std::vector<std::string>& columns);
+
 }  // namespace trellis::lang

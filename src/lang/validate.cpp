@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <set>
 
 #include "compile/probe.hpp"
@@ -132,7 +133,9 @@ std::vector<Column> key_columns(const TransformStmt& stmt, const TableInfo& src)
   return key;
 }
 
-void check_field_names(const TransformStmt& stmt, const std::vector<Column>& key) {
+// `taken`: the columns the target carries besides the fields (1-1: the key;
+// aggregates: the group columns).
+void check_field_names(const TransformStmt& stmt, const std::vector<Column>& taken) {
   std::set<std::string> seen;
   for (const auto& f : stmt.fields) {
     std::string at = where_at(stmt, f.name_position);
@@ -141,17 +144,17 @@ void check_field_names(const TransformStmt& stmt, const std::vector<Column>& key
              fmt::format("field name \"{}\" at {} starts with \"__\", which Trellis reserves; "
                          "rename the field",
                          f.name, at));
-    for (const auto& k : key)
+    for (const auto& k : taken)
       if (k.name == f.name)
         refuse(ErrorCode::validation,
-               fmt::format("field \"{}\" at {} has the name of key column \"{}\", which the "
+               fmt::format("field \"{}\" at {} has the name of {} column \"{}\", which the "
                            "target already carries; rename the field",
-                           f.name, at, k.name));
+                           f.name, at, stmt.group_by.empty() ? "key" : "GROUP BY", k.name));
     if (!seen.insert(f.name).second)
       refuse(ErrorCode::validation,
              fmt::format("field name \"{}\" at {} is used twice; give each field its own name",
                          f.name, at));
-    if (f.expr.has_aggregate_call)
+    if (f.expr.has_aggregate_call && stmt.group_by.empty())
       refuse(ErrorCode::validation,
              fmt::format("field \"{}\" at {} calls an aggregate function; a transform without "
                          "GROUP BY has one row per source row, so aggregates are not allowed",
@@ -217,20 +220,62 @@ std::string not_valid(const pg::SqlError& e) {
   return fmt::format("is not valid over the source: {}", e.what());
 }
 
+std::string grouping_problem(const pg::SqlError& e) {
+  if (e.sqlstate() == "42803")
+    return fmt::format(
+        "is not a valid aggregate field: {}; every column outside GROUP BY must sit inside "
+        "exactly one aggregate",
+        e.what());
+  return not_valid(e);
+}
+
+// Aggregate fields cannot go through an index probe (aggregates are not
+// allowed there), so the functions the probe view calls are read from its
+// stored query tree: every non-aggregate function must be immutable, and
+// ordered-set and hypothetical-set aggregates are refused.
+void check_aggregate_functions(pg::Connection& conn, const std::string& view,
+                               const std::string& what, const std::string& at, const Expr& expr) {
+  for (const auto& f : functions_in_view(conn, view)) {
+    std::string problem;
+    if (f.returns_set)
+      problem = "calls set-returning function " + f.signature;
+    else if (f.kind == 'w')
+      problem = "calls window function " + f.signature;
+    else if (f.kind == 'a' && f.aggregate_kind != 'n')
+      problem = "calls ordered-set aggregate " + f.signature + ", which is not supported";
+    else if (f.kind != 'a' && f.volatility != 'i')
+      problem = fmt::format(
+          "calls {} function {}; transform expressions may only use immutable "
+          "functions",
+          f.volatility == 's' ? "stable" : "volatile", f.signature);
+    if (!problem.empty())
+      refuse(ErrorCode::validation, fmt::format("{} at {} ({}) {}", what, at, expr.text, problem));
+  }
+}
+
 void type_expressions(pg::Connection& conn, const TransformStmt& stmt, TransformDef& def) {
   pg::Transaction txn(conn);
   conn.exec(compile::probe_table(def.alias, def.source_schema, def.source_table));
+  bool aggregate = def.shape == "aggregate";
   for (size_t i = 0; i < stmt.fields.size(); ++i) {
     const auto& f = stmt.fields[i];
     std::string view = "trellis_probe_" + std::to_string(i);
     std::string what = fmt::format("field \"{}\"", f.name);
     std::string at = where_at(stmt, f.expr.position);
-    probe(
-        conn,
-        compile::probe_field_view(view, def.source_schema, def.source_table, def.alias, f.expr.sql),
-        what, at, f.expr.text, not_valid);
-    probe(conn, compile::probe_immutable_expression(def.alias, f.expr.sql), what, at, f.expr.text,
-          [&](const pg::SqlError& e) { return immutability_problem(e, f.expr); });
+    if (aggregate) {
+      probe(conn,
+            compile::probe_grouped_view(view, def.source_schema, def.source_table, def.alias,
+                                        f.expr.sql, def.group),
+            what, at, f.expr.text, grouping_problem);
+      check_aggregate_functions(conn, view, what, at, f.expr);
+    } else {
+      probe(conn,
+            compile::probe_field_view(view, def.source_schema, def.source_table, def.alias,
+                                      f.expr.sql),
+            what, at, f.expr.text, not_valid);
+      probe(conn, compile::probe_immutable_expression(def.alias, f.expr.sql), what, at, f.expr.text,
+            [&](const pg::SqlError& e) { return immutability_problem(e, f.expr); });
+    }
     Column col = view_column(conn, view, f.name);
     if (col.type == "record" || col.type == "unknown" || col.type == "void")
       refuse(ErrorCode::validation,
@@ -300,9 +345,10 @@ void check_upstream(pg::Connection& conn, catalog::Store& store, const TableInfo
 }
 
 std::vector<Column> read_columns(const TransformStmt& stmt, const TableInfo& src,
-                                 const std::vector<Column>& key) {
+                                 const std::vector<Column>& key, const std::vector<Column>& group) {
   std::set<std::string> names;
   for (const auto& k : key) names.insert(k.name);
+  for (const auto& g : group) names.insert(g.name);
   for (const auto& f : stmt.fields)
     for (const auto& c : f.expr.columns) names.insert(c.column);
   if (stmt.where)
@@ -312,13 +358,78 @@ std::vector<Column> read_columns(const TransformStmt& stmt, const TableInfo& src
   return out;
 }
 
+bool is_plain_column(const Expr& e) {
+  if (e.columns.size() != 1 || !e.function_names.empty()) return false;
+  for (char c : e.text)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '"' || c == '.' ||
+          c == '$' || std::isspace(static_cast<unsigned char>(c)) ||
+          static_cast<unsigned char>(c) >= 0x80))
+      return false;
+  return true;
+}
+
+std::vector<Column> group_columns(const TransformStmt& stmt, const TableInfo& src) {
+  std::vector<Column> group;
+  std::set<std::string> seen;
+  for (const auto& g : stmt.group_by) {
+    std::string at = where_at(stmt, g.position);
+    if (!is_plain_column(g))
+      refuse(ErrorCode::validation,
+             fmt::format("GROUP BY item at {} ({}) is an expression; group by source columns "
+                         "(each becomes a target column of the same name), or compute the "
+                         "expression in an upstream 1-1 transform and group by its field",
+                         at, g.text));
+    const std::string& name = g.columns.front().column;
+    if (name.rfind("__", 0) == 0)
+      refuse(ErrorCode::validation,
+             fmt::format("GROUP BY column \"{}\" at {} starts with \"__\", which Trellis "
+                         "reserves",
+                         name, at));
+    if (!seen.insert(name).second)
+      refuse(ErrorCode::validation,
+             fmt::format("GROUP BY names column \"{}\" twice (at {}); two keys cannot share one "
+                         "target column",
+                         name, at));
+    group.push_back(src.find(name)->column);
+  }
+  return group;
+}
+
+// Columns the fields read that are neither key nor group: the ledger's copies.
+std::vector<Column> ledger_columns(const TransformStmt& stmt, const TableInfo& src,
+                                   const std::vector<Column>& key,
+                                   const std::vector<Column>& group) {
+  std::set<std::string> skip;
+  for (const auto& c : key) skip.insert(c.name);
+  for (const auto& c : group) skip.insert(c.name);
+  std::set<std::string> names;
+  for (const auto& f : stmt.fields)
+    for (const auto& c : f.expr.columns)
+      if (!skip.count(c.column)) names.insert(c.column);
+  std::vector<Column> out;
+  for (const auto& n : names) out.push_back(src.find(n)->column);
+  return out;
+}
+
+void check_source_index(pg::Connection& conn, const TableInfo& src,
+                        const std::vector<Column>& group) {
+  std::vector<std::string> names;
+  for (const auto& g : group) names.push_back(g.name);
+  if (has_index_leading_with(conn, src, names)) return;
+  std::string cols = fmt::format("{}", fmt::join(names, ", "));
+  refuse(ErrorCode::validation,
+         fmt::format("source table {}.{} has no index leading with the GROUP BY columns ({}); "
+                     "create one with CREATE INDEX ON {} ({}), or add WITHOUT SOURCE INDEX "
+                     "after GROUP BY to go without",
+                     src.schema, src.name, cols, compile::qualified(src.schema, src.name),
+                     compile::join<std::string>(
+                         names, ", ", [](const std::string& n) { return compile::ident(n); })));
+}
+
 }  // namespace
 
 TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
                                 const TransformStmt& stmt, const ValidateContext& ctx) {
-  if (!stmt.group_by.empty())
-    refuse(ErrorCode::validation,
-           "GROUP BY transforms are not supported yet; define a 1-1 transform (no GROUP BY)");
   TransformDef def;
   def.target_schema = stmt.target.schema.value_or(ctx.target_schema);
   def.target_table = stmt.target.name;
@@ -328,12 +439,20 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   def.source_table = src.name;
   def.alias = stmt.alias.value_or(src.name);
   def.key = key_columns(stmt, src);
-  check_field_names(stmt, def.key);
+  for (const auto& g : stmt.group_by) check_columns(stmt, g, src, def.alias, "GROUP BY item");
   for (const auto& f : stmt.fields)
     check_columns(stmt, f.expr, src, def.alias, fmt::format("field \"{}\"", f.name));
   if (stmt.where) check_columns(stmt, *stmt.where, src, def.alias, "WHERE predicate");
+  if (!stmt.group_by.empty()) {
+    def.shape = "aggregate";
+    def.group = group_columns(stmt, src);
+    def.ledger = ledger_columns(stmt, src, def.key, def.group);
+    def.without_source_index = stmt.without_source_index;
+    if (!stmt.without_source_index) check_source_index(conn, src, def.group);
+  }
+  check_field_names(stmt, def.shape == "aggregate" ? def.group : def.key);
   check_upstream(conn, store, src, def.key);
-  def.reads = read_columns(stmt, src, def.key);
+  def.reads = read_columns(stmt, src, def.key, def.group);
   type_expressions(conn, stmt, def);
   def.statement = normalized_statement(def);
   return def;
@@ -346,6 +465,14 @@ std::string normalized_statement(const TransformDef& def) {
       compile::qualified(def.target_schema, def.target_table),
       compile::qualified(def.source_schema, def.source_table), ident(def.alias),
       compile::join<Column>(def.key, ", ", [](const Column& c) { return compile::ident(c.name); }));
+  if (def.shape == "aggregate") {
+    out.resize(out.size() - std::string(" SELECT ").size());
+    out += " GROUP BY " + compile::join<Column>(def.group, ", ", [](const Column& c) {
+             return compile::ident(c.name);
+           });
+    if (def.without_source_index) out += " WITHOUT SOURCE INDEX";
+    out += " SELECT ";
+  }
   for (size_t i = 0; i < def.fields.size(); ++i)
     out += (i ? ", " : "") + def.fields[i].sql + " AS " + ident(def.fields[i].name);
   if (def.where_sql) out += " WHERE " + *def.where_sql;

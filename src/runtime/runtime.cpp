@@ -12,7 +12,7 @@
 #include "build/builder.hpp"
 #include "capture/reconciler.hpp"
 #include "catalog/store.hpp"
-#include "compile/one_to_one.hpp"
+#include "compile/transform_sql.hpp"
 #include "compile/sql_text.hpp"
 #include "pg/sql_error.hpp"
 #include "ring/ring.hpp"
@@ -141,7 +141,7 @@ void Runtime::drain_loop(int index) {
     try {
       if (!conn) {
         conn = pg::Connection::open(options_.url);
-        conn->exec(compile::create_page_table_sql());
+        for (const auto& ddl : compile::create_temp_tables_sql()) conn->exec(ddl);
         conn->exec("LISTEN " + compile::ident(store.work_channel()));
         register_worker(*conn, options_.schema, "drain");
       }

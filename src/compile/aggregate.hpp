@@ -1,0 +1,19 @@
+// SQL for a GROUP BY transform. A ledger (<target>__ledger) keyed by source
+// key holds, for every source row passing WHERE, its group and the columns
+// the fields read. A page re-derives in four statements: lock the ledger
+// entries, rewrite them from the source (recording the groups touched, old
+// and new), lock the touched groups in the target, and recompute those
+// groups from the ledger. The source is never rescanned for a group.
+#pragma once
+
+#include "compile/transform_sql.hpp"
+
+namespace trellis::compile {
+
+TransformSql compile_aggregate(const catalog::TransformDef& def);
+
+// ARRAY[...] of each group column's JSON text (to_jsonb(v)::text): NULL-safe
+// and decodable to the column's type.
+std::string encode_group(const std::vector<catalog::Column>& group, const std::string& alias);
+
+}  // namespace trellis::compile

@@ -1,0 +1,81 @@
+// Shared SQL fragments; see shared_sql.hpp.
+#include "compile/shared_sql.hpp"
+
+#include <fmt/format.h>
+
+#include "compile/key_codec.hpp"
+#include "compile/sql_text.hpp"
+#include "compile/transform_sql.hpp"
+
+namespace trellis::compile {
+
+using catalog::Column;
+using catalog::Field;
+using catalog::TransformDef;
+
+std::vector<std::string> create_temp_tables_sql() {
+  return {
+      "CREATE TEMP TABLE IF NOT EXISTS trellis_page (tbl int NOT NULL, key text[] NOT NULL, "
+      "PRIMARY KEY (tbl, key)) ON COMMIT DELETE ROWS",
+      "CREATE TEMP TABLE IF NOT EXISTS trellis_groups (tid int NOT NULL, grp text[] NOT NULL, "
+      "PRIMARY KEY (tid, grp)) ON COMMIT DELETE ROWS"};
+}
+
+std::string column_ddl(const Column& c, bool not_null) {
+  std::string out = ident(c.name) + " " + c.type;
+  if (!c.collation.empty()) out += " COLLATE " + c.collation;
+  if (not_null) out += " NOT NULL";
+  return out;
+}
+
+std::string page_keys_cte(const TransformDef& d) {
+  return fmt::format("SELECT {} FROM {} p WHERE p.tbl = {}", decode_key_columns(d.key, "p.key"),
+                     kPageTable, d.source_table_id);
+}
+
+std::string changed(const Field& f) {
+  if (f.column.comparable) return fmt::format("__t.{0} IS DISTINCT FROM __s.{0}", ident(f.name));
+  return fmt::format("__t.{0}::text IS DISTINCT FROM __s.{0}::text", ident(f.name));
+}
+
+std::string chunk_bound(const std::vector<Column>& key, const std::string& table) {
+  return fmt::format(
+      "SELECT {} FROM {} AS __r WHERE $1::text[] IS NULL OR {} ORDER BY {} OFFSET $2::int - 1 "
+      "LIMIT 1",
+      encode_key(key, "__r"), table, key_after(key, "__r", "$1::text[]"),
+      join<Column>(key, ", ", [](const Column& c) { return "__r." + ident(c.name); }));
+}
+
+std::string page_range(const TransformDef& d, const std::string& table) {
+  return fmt::format(
+      "INSERT INTO {} (tbl, key) SELECT {}, {} FROM {} AS __r WHERE ($1::text[] IS NULL OR {}) "
+      "AND ($2::text[] IS NULL OR {}) ON CONFLICT DO NOTHING",
+      kPageTable, d.source_table_id, encode_key(d.key, "__r"), table,
+      key_after(d.key, "__r", "$1::text[]"), key_at_most(d.key, "__r", "$2::text[]"));
+}
+
+std::string page_all_keys(const TransformDef& d, const std::string& table) {
+  return fmt::format(
+      "INSERT INTO {} (tbl, key) SELECT {}, {} FROM {} AS __r ON CONFLICT DO NOTHING", kPageTable,
+      d.source_table_id, encode_key(d.key, "__r"), table);
+}
+
+std::string lock_rows(const std::string& table, const std::vector<Column>& cols,
+                      const std::string& conflict_target, const std::string& rows_sql) {
+  std::string list = key_tuple(cols, "");
+  std::string order;
+  for (size_t i = 0; i < cols.size(); ++i) order += (i ? ", " : "") + std::to_string(i + 1);
+  return fmt::format(
+      "INSERT INTO {} AS __t {} {} ORDER BY {} ON CONFLICT {} DO UPDATE SET {} = EXCLUDED.{} "
+      "WHERE false",
+      table, list, rows_sql, order, conflict_target, ident(cols[0].name), ident(cols[0].name));
+}
+
+TransformSql compile_aggregate(const TransformDef& def);
+TransformSql compile_one_to_one(const TransformDef& def);
+
+TransformSql compile_transform(const TransformDef& def) {
+  return def.shape == "aggregate" ? compile_aggregate(def) : compile_one_to_one(def);
+}
+
+}  // namespace trellis::compile

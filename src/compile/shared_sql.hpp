@@ -1,0 +1,32 @@
+// SQL fragments the transform shapes share: column DDL, the page's keys,
+// keyset paging for builds, and change detection between rows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/definition.hpp"
+
+namespace trellis::compile {
+
+// "name" type [COLLATE c] [NOT NULL]
+std::string column_ddl(const catalog::Column& c, bool not_null);
+// SELECT <decoded key columns> FROM the page WHERE tbl = <source table id>
+std::string page_keys_cte(const catalog::TransformDef& d);
+// <target alias>.f IS DISTINCT FROM <source alias>.f, through text when the
+// type has no equality.
+std::string changed(const catalog::Field& f);
+// See TransformSql: the chunk's last key after $1 in `table`'s key order.
+std::string chunk_bound(const std::vector<catalog::Column>& key, const std::string& table);
+// Fills the page with `table`'s keys in ($1, $2].
+std::string page_range(const catalog::TransformDef& d, const std::string& table);
+// Fills the page with every key `table` holds.
+std::string page_all_keys(const catalog::TransformDef& d, const std::string& table);
+// Locks rows of `table` keyed by `cols` for the decoded page rows `rows_sql`
+// (whose columns are the decoded key), inserting placeholders for absent ones
+// in key order; existing rows are locked and left unwritten (ON CONFLICT DO
+// UPDATE ... WHERE false).
+std::string lock_rows(const std::string& table, const std::vector<catalog::Column>& cols,
+                      const std::string& conflict_target, const std::string& rows_sql);
+
+}  // namespace trellis::compile

@@ -1,0 +1,45 @@
+// The statements every transform shape provides to the drain, the build and
+// define: DDL for its tables, the re-derive steps for the keys gathered in the
+// page table (the first step only locks: invariant I1), build chunk paging
+// and the oracle query. compile_transform() picks the shape's compiler.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/definition.hpp"
+
+namespace trellis::compile {
+
+// Per-connection temporary tables: the page's keys and, for aggregates, the
+// groups a page touched.
+inline constexpr const char* kPageTable = "pg_temp.trellis_page";
+inline constexpr const char* kGroupsTable = "pg_temp.trellis_groups";
+std::vector<std::string> create_temp_tables_sql();
+
+struct TransformSql {
+  std::vector<std::string> create;  // target (and side tables) DDL
+  std::vector<std::string> drop;    // drops them
+  // Re-derive of the page's keys for this transform, in order. Step 0 locks
+  // what the later steps write (placeholders for absent keys) and reads no
+  // source row; later steps read in later statements.
+  std::vector<std::string> steps;
+  // Adds every source key the transform holds to the page (after a TRUNCATE).
+  std::string page_all_held_keys;
+  // Build: $1 = cursor (text[] or NULL), $2 = chunk size; returns the chunk's
+  // last key, or no row when fewer than $2 keys remain. "Sweep" pages over
+  // the keys the transform holds (after RESUME), "source" over the source.
+  std::string source_chunk_bound;
+  std::string sweep_chunk_bound;
+  // Build: fill the page with keys in ($1, $2] ($1/$2 may be NULL for open ends).
+  std::string page_source_range;
+  std::string page_sweep_range;
+  // The definition as a plain SELECT, and the target's visible columns as one
+  // jsonb per row (hidden "__" columns dropped), for the oracle.
+  std::string oracle_select;
+  std::string target_rows_json;
+};
+
+TransformSql compile_transform(const catalog::TransformDef& def);
+
+}  // namespace trellis::compile
