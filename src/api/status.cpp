@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/instance.hpp"
+#include "compile/sql_text.hpp"
+#include "lang/introspect.hpp"
 
 namespace trellis::api {
 
@@ -44,6 +46,21 @@ Status status_from_row(const pg::Result& r, int i) {
   return s;
 }
 
+// A GROUP BY target's source needs an index leading with the group columns;
+// a missing one (dropped since define, or opted out of) is reported.
+std::vector<SourceIndexGap> index_gaps(pg::Connection& conn, const catalog::TransformDef& def) {
+  if (def.shape != "aggregate") return {};
+  auto table = lang::describe_table(conn, def.source_schema, def.source_table);
+  std::vector<std::string> cols;
+  for (const auto& g : def.group) cols.push_back(g.name);
+  if (!table || lang::has_index_leading_with(conn, *table, cols)) return {};
+  std::string list = compile::join<std::string>(
+      cols, ", ", [](const std::string& c) { return compile::ident(c); });
+  return {{"group_by", def.source_name(), cols,
+           fmt::format("CREATE INDEX ON {} ({})",
+                       compile::qualified(def.source_schema, def.source_table), list)}};
+}
+
 }  // namespace
 
 std::vector<Status> read_status(Trellis::Impl& impl, const std::optional<std::string>& target) {
@@ -58,11 +75,15 @@ std::vector<Status> read_status(Trellis::Impl& impl, const std::optional<std::st
   auto r = conn->exec(
       fmt::format("SELECT target_schema || '.' || target_table, status, capture_wait::text, "
                   "capture_failure::text, backfill_failure::text, drain_failure::text, "
-                  "build_rows_done, build_rows_estimate FROM {} WHERE {} ORDER BY id",
+                  "build_rows_done, build_rows_estimate, definition::text FROM {} WHERE {} ORDER BY id",
                   impl.store.table("transforms"), where),
       params);
   std::vector<Status> out;
-  for (int i = 0; i < r.rows(); ++i) out.push_back(status_from_row(r, i));
+  for (int i = 0; i < r.rows(); ++i) {
+    out.push_back(status_from_row(r, i));
+    auto def = catalog::transform_from_json(nlohmann::json::parse(r.get(i, 8)));
+    out.back().source_index_gaps = index_gaps(*conn, def);
+  }
   return out;
 }
 

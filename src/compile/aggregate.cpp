@@ -1,7 +1,9 @@
 // Aggregate re-derive; see aggregate.hpp. Targets carry a hidden "__group"
 // (the encoded group key, its primary key: array equality treats NULL
 // elements as equal, so NULL groups match by index) next to the declared
-// identity UNIQUE NULLS NOT DISTINCT over the group columns. Every field is
+// identity UNIQUE NULLS NOT DISTINCT over the group columns. The ledger
+// names its copy "__ledger_group", so a ledger keyed by an upstream
+// aggregate target's "__group" does not clash. Every field is
 // recomputed for each touched group from the ledger, with the user's own
 // expression evaluated over the ledger under the source's alias, so results
 // are exactly PostgreSQL's for any aggregate.
@@ -65,10 +67,10 @@ std::vector<std::string> create(const TransformDef& d) {
   return {fmt::format("CREATE TABLE {} ({}\"__group\" text[] NOT NULL PRIMARY KEY, "
                       "UNIQUE NULLS NOT DISTINCT {})",
                       target(d), cols, key_tuple(d.group, "")),
-          fmt::format("CREATE TABLE {} ({}\"__group\" text[], \"__present\" bool NOT NULL DEFAULT "
+          fmt::format("CREATE TABLE {} ({}\"__ledger_group\" text[], \"__present\" bool NOT NULL DEFAULT "
                       "false, PRIMARY KEY {})",
                       ledger(d), ledger_cols, key_tuple(d.key, "")),
-          fmt::format("CREATE INDEX ON {} (\"__group\")", ledger(d))};
+          fmt::format("CREATE INDEX ON {} (\"__ledger_group\")", ledger(d))};
 }
 
 std::string lock_entries(const TransformDef& d) {
@@ -86,7 +88,7 @@ std::string rewrite_entries(const TransformDef& d) {
   });
   std::string where = d.where_sql ? " AND (" + *d.where_sql + ")" : "";
   std::string src = fmt::format(
-      "SELECT {}, {} AS \"__group\" FROM {} AS {} WHERE {} IN (SELECT {} FROM __trellis_keys){}",
+      "SELECT {}, {} AS \"__ledger_group\" FROM {} AS {} WHERE {} IN (SELECT {} FROM __trellis_keys){}",
       src_cols, encode_group(d.group, alias), qualified(d.source_schema, d.source_table), alias,
       key_tuple(d.key, alias),
       join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }), where);
@@ -94,11 +96,11 @@ std::string rewrite_entries(const TransformDef& d) {
   for (const auto& c : ledger_columns(d)) sets += ident(c.name) + " = __s." + ident(c.name) + ", ";
   return fmt::format(
       "WITH __trellis_keys AS ({0}), __trellis_src AS ({1}), "
-      "__trellis_old AS (SELECT __l.\"__group\" FROM {2} __l JOIN __trellis_keys __k ON {3} "
+      "__trellis_old AS (SELECT __l.\"__ledger_group\" FROM {2} __l JOIN __trellis_keys __k ON {3} "
       "WHERE __l.\"__present\"), "
-      "__trellis_touch AS (INSERT INTO {4} (tid, grp) SELECT {5}, \"__group\" FROM __trellis_old "
-      "UNION SELECT {5}, \"__group\" FROM __trellis_src ON CONFLICT DO NOTHING), "
-      "__trellis_upd AS (UPDATE {2} __l SET {6}\"__group\" = __s.\"__group\", \"__present\" = "
+      "__trellis_touch AS (INSERT INTO {4} (tid, grp) SELECT {5}, \"__ledger_group\" FROM __trellis_old "
+      "UNION SELECT {5}, \"__ledger_group\" FROM __trellis_src ON CONFLICT DO NOTHING), "
+      "__trellis_upd AS (UPDATE {2} __l SET {6}\"__ledger_group\" = __s.\"__ledger_group\", \"__present\" = "
       "true FROM __trellis_src __s WHERE {7}), "
       "__trellis_del AS (DELETE FROM {2} __l USING __trellis_keys __k WHERE {3} AND NOT EXISTS "
       "(SELECT 1 FROM __trellis_src __s WHERE {7})) SELECT 1",
@@ -124,8 +126,8 @@ std::string grouped_select(const TransformDef& d, const std::string& from_table,
   std::string group_by =
       join<Column>(d.group, ", ", [&](const Column& c) { return alias + "." + ident(c.name); });
   if (with_group_key) {
-    cols = alias + ".\"__group\" AS \"__group\", " + cols;
-    group_by = alias + ".\"__group\", " + group_by;
+    cols = alias + ".\"__ledger_group\" AS \"__group\", " + cols;
+    group_by = alias + ".\"__ledger_group\", " + group_by;
   }
   return fmt::format("SELECT {} FROM {} AS {}{} GROUP BY {}", cols, from_table, alias, filter,
                      group_by);
@@ -135,7 +137,7 @@ std::string recompute(const TransformDef& d) {
   std::string alias = ident(d.alias);
   std::string agg = grouped_select(
       d, ledger(d),
-      fmt::format(" WHERE {0}.\"__present\" AND {0}.\"__group\" IN (SELECT grp FROM __trellis_g)",
+      fmt::format(" WHERE {0}.\"__present\" AND {0}.\"__ledger_group\" IN (SELECT grp FROM __trellis_g)",
                   alias),
       true);
   std::string update = "SELECT 1 WHERE false";

@@ -28,7 +28,7 @@ constexpr size_t kMaxTargetName = 55;  // leaves room for "__ledger" within 63 b
 const std::set<std::string> kKeyTypes = {
     "int2",   "int4",  "int8", "numeric",   "text",        "varchar",
     "bpchar", "uuid",  "date", "timestamp", "timestamptz", "time",
-    "bool",   "bytea", "oid",  "name",      "char",        "citext_never"};
+    "bool",   "bytea", "oid",  "name",      "char",        "_text"};
 
 [[noreturn]] void refuse(ErrorCode code, const std::string& message) {
   throw Error(code, message);
