@@ -39,6 +39,9 @@ const char* kOrderView =
 const char* kCustomerView =
     "TRANSFORM customer_view FROM customers SELECT name || ' (' || country || ')' AS label, "
     "country IN ('NL', 'DE', 'FR') AS in_eu";
+const char* kCustomerTotals =
+    "TRANSFORM customer_totals FROM orders GROUP BY customer_id SELECT COUNT(*) AS orders, "
+    "SUM(amount) AS total, MAX(amount) AS largest WHERE status <> 'cancelled'";
 const char* kBigOrders =
     "TRANSFORM big_orders FROM order_view SELECT round(amount_with_tax) AS rounded_amount, "
     "lower(status_label) AS status WHERE amount_with_tax >= 1000";
@@ -87,6 +90,7 @@ void Demo::create_sample_data() {
       "CREATE TABLE customers (id int PRIMARY KEY, name text, country text);"
       "CREATE TABLE orders (id bigint PRIMARY KEY, customer_id int, amount numeric(12,2), "
       "status text);"
+      "CREATE INDEX ON orders (customer_id);"
       "INSERT INTO customers SELECT g, 'Customer ' || g, "
       "(ARRAY['NL','DE','FR','US','JP'])[1 + g % 5] FROM generate_series(1, {}) g;"
       "INSERT INTO orders SELECT g, 1 + (g * 7) % {}, round((5 + (g * 37) % 990) + "
@@ -196,12 +200,16 @@ WriteStats Demo::stream_writes() {
 void Demo::show_rows(const std::string& target, int limit) {
   auto rows = app_->exec(fmt::format("SELECT * FROM {} ORDER BY 1 LIMIT {}", target, limit));
   std::vector<std::string> header;
-  for (int c = 0; c < rows.columns(); ++c) header.push_back(rows.column_name(c));
+  std::vector<int> shown;  // Trellis's hidden "__" columns are left out
+  for (int c = 0; c < rows.columns(); ++c)
+    if (rows.column_name(c).rfind("__", 0) != 0) {
+      header.push_back(rows.column_name(c));
+      shown.push_back(c);
+    }
   TextTable table(header);
   for (int r = 0; r < rows.rows(); ++r) {
     std::vector<std::string> cells;
-    for (int c = 0; c < rows.columns(); ++c)
-      cells.push_back(rows.is_null(r, c) ? "NULL" : rows.get(r, c));
+    for (int c : shown) cells.push_back(rows.is_null(r, c) ? "NULL" : rows.get(r, c));
     table.add_row(cells);
   }
   std::cout << "\n" << target << " (first " << limit << " rows):\n" << table.render();
@@ -224,7 +232,7 @@ bool Demo::check_target(const std::string& target) {
 }
 
 int Demo::run() {
-  std::cout << "trellis demo: a throwaway PostgreSQL, two sample tables, three transforms, live "
+  std::cout << "trellis demo: a throwaway PostgreSQL, two sample tables, four transforms, live "
                "writes, then a check of every target against its definition.\n\n";
   say("starting a throwaway PostgreSQL 15 cluster ...");
   cluster_ = testkit::Cluster::start(testkit::ClusterOptions{});  // keep = false: removed at exit
@@ -246,7 +254,9 @@ int Demo::run() {
 
   apply(kOrderView);
   apply(kCustomerView);
-  if (!wait_live({"public.order_view", "public.customer_view"})) return kExitError;
+  apply(kCustomerTotals, " (aggregate)");
+  if (!wait_live({"public.order_view", "public.customer_view", "public.customer_totals"}))
+    return kExitError;
   apply(kBigOrders, " (chained: reads order_view)");
   if (!wait_live({"public.big_orders"})) return kExitError;
 
@@ -272,9 +282,11 @@ int Demo::run() {
 
   show_rows("public.order_view", 5);
   show_rows("public.big_orders", 3);
+  show_rows("public.customer_totals", 3);
   std::cout << "\nchecks (each target against its definition run as a plain SELECT):\n";
   bool ok = true;
-  for (const char* t : {"public.order_view", "public.customer_view", "public.big_orders"})
+  for (const char* t :
+       {"public.order_view", "public.customer_view", "public.customer_totals", "public.big_orders"})
     ok = check_target(t) && ok;
   std::cout << std::endl;
   trellis_->shutdown();
