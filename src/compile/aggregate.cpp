@@ -21,13 +21,23 @@ using catalog::Column;
 using catalog::Field;
 using catalog::TransformDef;
 
+namespace {
+
+// Values that GROUP BY puts in one group must encode alike: numerics by
+// value (1.0 and 1.00), floats with -0 folded into 0.
+std::string canonical_group_value(const Column& c, const std::string& value) {
+  if (c.type.rfind("numeric", 0) == 0) return "trim_scale(" + value + ")";
+  if (c.type == "double precision" || c.type == "real") return "(" + value + " + 0)";
+  return value;
+}
+
+}  // namespace
+
 std::string encode_group(const std::vector<Column>& group, const std::string& alias) {
-  return "ARRAY[" +
-         join<Column>(group, ", ",
-                      [&](const Column& c) {
-                        return fmt::format("to_jsonb({}.{})::text", alias, ident(c.name));
-                      }) +
-         "]";
+  return "ARRAY[" + join<Column>(group, ", ", [&](const Column& c) {
+           return fmt::format("to_jsonb({})::text",
+                              canonical_group_value(c, alias + "." + ident(c.name)));
+         }) + "]";
 }
 
 namespace {

@@ -390,7 +390,14 @@ std::vector<Column> group_columns(const TransformStmt& stmt, const TableInfo& sr
              fmt::format("GROUP BY names column \"{}\" twice (at {}); two keys cannot share one "
                          "target column",
                          name, at));
-    group.push_back(src.find(name)->column);
+    const auto* col = src.find(name);
+    if (!col->deterministic)
+      refuse(ErrorCode::validation,
+             fmt::format("GROUP BY column \"{}\" at {} uses a nondeterministic collation, under "
+                         "which different values share a group; group by a column with a "
+                         "deterministic collation",
+                         name, at));
+    group.push_back(col->column);
   }
   return group;
 }
