@@ -28,8 +28,11 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
     if (!conn.healthy()) throw;
     spdlog::warn("build chunk of {} failed: {} ({})", defs.front().target_name(), e.what(),
                  e.sqlstate());
-    nlohmann::json failure = {
-        {"chunk", "after cursor"}, {"error", e.what()}, {"sqlstate", e.sqlstate()}};
+    auto cursor = claim.get_opt(0, 2);
+    std::string chunk =
+        fmt::format("{} keys after {}", claim.get(0, 1) == "target" ? "held" : "source",
+                    cursor ? *cursor : "the start");
+    nlohmann::json failure = {{"chunk", chunk}, {"error", e.what()}, {"sqlstate", e.sqlstate()}};
     conn.exec(sql_.fail_build, {std::to_string(id), failure.dump()});
   }
   return true;

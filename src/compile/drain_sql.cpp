@@ -81,7 +81,8 @@ DrainSql compile_drain(const std::string& cs, int slots) {
       transforms);
   s.claim_build = fmt::format(
       "UPDATE {0} t SET (build_owner_pid, build_owner_start) = ({1}) FROM (SELECT c.id FROM {0} c "
-      "WHERE c.status = 'backfilling' AND (c.build_owner_pid IS NULL OR c.build_owner_pid = "
+      "WHERE c.status = 'backfilling' AND (c.build_not_before IS NULL OR c.build_not_before <= "
+      "now()) AND (c.build_owner_pid IS NULL OR c.build_owner_pid = "
       "pg_backend_pid() OR {2}) ORDER BY c.id LIMIT "
       "1 FOR UPDATE SKIP LOCKED) pick WHERE t.id = pick.id "
       "RETURNING t.id, t.build_phase, t.build_cursor, t.build_sweep_target",
@@ -98,13 +99,18 @@ DrainSql compile_drain(const std::string& cs, int slots) {
   s.next_build_phase = fmt::format(
       "UPDATE {} SET build_phase = 'target', build_cursor = NULL WHERE id = $1::int", transforms);
   s.finish_build = fmt::format(
-      "UPDATE {} SET status = 'live', build_phase = NULL, build_cursor = NULL, build_owner_pid = "
+      "UPDATE {} SET status = 'live', build_phase = NULL, build_cursor = NULL, build_not_before = "
+      "NULL, build_owner_pid = "
       "NULL, build_owner_start = NULL, build_sweep_target = false, backfill_failure = NULL, "
       "updated_at = now() WHERE id = $1::int",
       transforms);
   s.fail_build = fmt::format(
-      "UPDATE {} SET build_owner_pid = NULL, build_owner_start = NULL, backfill_failure = "
-      "$2::jsonb WHERE id = $1::int",
+      "UPDATE {} SET build_owner_pid = NULL, build_owner_start = NULL, build_not_before = now() + "
+      "least(interval '100 ms' * power(2, least(coalesce((backfill_failure->>'attempts')::int, "
+      "0), 6)), interval '5 s'), backfill_failure = $2::jsonb || jsonb_build_object('attempts', "
+      "coalesce((backfill_failure->>'attempts')::int, 0) + 1, 'next_retry_at', (now() + "
+      "least(interval '100 ms' * power(2, least(coalesce((backfill_failure->>'attempts')::int, "
+      "0), 6)), interval '5 s'))::text) WHERE id = $1::int",
       transforms);
   return s;
 }

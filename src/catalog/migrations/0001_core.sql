@@ -26,6 +26,7 @@ CREATE TABLE @schema@.transforms (
   build_cursor text[],
   build_owner_pid int,
   build_owner_start timestamptz,
+  build_not_before timestamptz,  -- backoff after a failed chunk
   build_rows_done bigint NOT NULL DEFAULT 0,
   build_rows_estimate bigint NOT NULL DEFAULT 0,
   capture_wait jsonb,
