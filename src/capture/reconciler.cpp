@@ -60,7 +60,12 @@ bool Reconciler::reconcile(pg::Connection& conn) {
     auto reads = union_reads(readers);
     std::string signature = signature_of(table, reads);
     if (table.installed_signature == signature && !waiting) continue;
-    started = install(conn, table, reads, signature) || started;
+    try {
+      started = install(conn, table, reads, signature) || started;
+    } catch (const pg::SqlError& e) {
+      if (!conn.healthy()) throw;
+      record_failure(conn, table, e.what());  // this table only; the others go on
+    }
   }
   return started;
 }
@@ -86,6 +91,7 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
         fmt::format("UPDATE {} SET status = 'backfilling', build_phase = 'source', build_cursor = "
                     "NULL, build_rows_done = 0, build_rows_estimate = greatest((SELECT reltuples "
                     "FROM pg_class WHERE oid = $2::regclass), 0)::bigint, capture_wait = NULL, "
+                    "capture_failure = NULL, "
                     "updated_at = now() WHERE source_table_id = $1::int AND status = "
                     "'waiting_to_backfill'",
                     store_.table("transforms")),
@@ -111,6 +117,17 @@ void Reconciler::record_wait(pg::Connection& conn, const catalog::CapturedTable&
           "WHERE source_table_id = $1::int AND status = 'waiting_to_backfill'",
           store_.table("transforms")),
       {std::to_string(table.id), table.schema + "." + table.name, qualified});
+}
+
+void Reconciler::record_failure(pg::Connection& conn, const catalog::CapturedTable& table,
+                                const std::string& error) {
+  spdlog::warn("installing capture on {}.{} failed: {}", table.schema, table.name, error);
+  conn.exec(fmt::format("UPDATE {} SET capture_failure = jsonb_build_object('kind', 'capture', "
+                        "'table', $2::text, 'error', $3::text, 'detected_at', "
+                        "coalesce(capture_failure->>'detected_at', now()::text)) "
+                        "WHERE source_table_id = $1::int AND status = 'waiting_to_backfill'",
+                        store_.table("transforms")),
+            {std::to_string(table.id), table.schema + "." + table.name, error});
 }
 
 void Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& table) {

@@ -21,6 +21,8 @@ class Reconciler {
                const std::vector<catalog::Column>& reads, const std::string& signature);
   void uninstall(pg::Connection& conn, const catalog::CapturedTable& table);
   void record_wait(pg::Connection& conn, const catalog::CapturedTable& table);
+  void record_failure(pg::Connection& conn, const catalog::CapturedTable& table,
+                      const std::string& error);
 
   catalog::Store& store_;
   compile::RingShape ring_;

@@ -58,6 +58,14 @@ std::string staged_rows(const catalog::CapturedTable& t, const std::vector<Colum
                      event[0] == 'i' ? 'i' : (event[0] == 'd' ? 'd' : 'u'), keys);
 }
 
+// $tag$body$tag$ with a tag the body does not contain (column names appear
+// in the body as literals and may hold anything).
+std::string dollar_quote(const std::string& body) {
+  std::string tag = "$trellis$";
+  for (int n = 1; body.find(tag) != std::string::npos; ++n) tag = fmt::format("$trellis{}$", n);
+  return tag + "\n" + body + tag;
+}
+
 // The body dispatches on the active segment's slot with static INSERTs, so
 // each branch keeps a cached plan.
 std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
@@ -67,14 +75,15 @@ std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
     branches += fmt::format("  {} s % {} = {} THEN INSERT INTO {} (tbl, key, bucket, op) {};\n",
                             s == 0 ? "IF" : "ELSIF", ring.slots, s, ring_table(ring, s), rows);
   }
-  return fmt::format(
-      "CREATE OR REPLACE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
-      "SET search_path = pg_catalog, pg_temp AS $trellis$\n"
+  std::string body = fmt::format(
       "DECLARE s bigint;\nBEGIN\n"
       "  PERFORM pg_current_xact_id();\n"
-      "  s := pg_sequence_last_value({});\n{}  END IF;\n  RETURN NULL;\nEND\n$trellis$",
-      function_name(ring, t.id, event),
+      "  s := pg_sequence_last_value({});\n{}  END IF;\n  RETURN NULL;\nEND\n",
       literal(qualified(ring.catalog_schema, "active_segment")) + "::regclass", branches);
+  return fmt::format(
+      "CREATE OR REPLACE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
+      "SET search_path = pg_catalog, pg_temp AS {}",
+      function_name(ring, t.id, event), dollar_quote(body));
 }
 
 std::string create_trigger(const catalog::CapturedTable& t, const RingShape& ring,

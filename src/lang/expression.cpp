@@ -62,7 +62,11 @@ json parse_wrapped(const ExprSource& source, const std::string& wrapped) {
     fail_in_expression(source, statement_offset(source, location),
                        "invalid expression: " + std::string(result.raw.error->message));
   }
-  return json::parse(result.raw.parse_tree);
+  try {
+    return json::parse(result.raw.parse_tree);
+  } catch (const json::exception&) {
+    fail_in_expression(source, source.begin, "the expression is not valid UTF-8 text");
+  }
 }
 
 void check_select_shape(const ExprSource& source, const json& select) {
@@ -151,6 +155,13 @@ Expr parse_expression(std::string_view statement, std::size_t begin, std::size_t
   ExprSource source{statement, begin, statement.substr(begin, end - begin)};
   if (source.text.find('\0') != std::string_view::npos) {
     fail_in_expression(source, begin, "unexpected NUL byte");
+  }
+  // Bounds what PostgreSQL's parser and its JSON writer recurse over.
+  constexpr std::size_t kMaxExpressionBytes = 65536;
+  if (source.text.size() > kMaxExpressionBytes) {
+    fail_in_expression(source, begin,
+                       "the expression is longer than " + std::to_string(kMaxExpressionBytes) +
+                           " bytes; simplify it");
   }
   std::string wrapped = std::string(kWrapper) + std::string(source.text);
   json tree = parse_wrapped(source, wrapped);

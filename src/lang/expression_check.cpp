@@ -67,9 +67,21 @@ class Checker {
  public:
   Checker(const ExprSource& source, Expr& expr) : source_(source), expr_(expr) {}
 
+  // Deeper trees are refused before anything recurses over them (this
+  // walk, and the deparser after it, would exhaust the stack).
+  static constexpr int kMaxDepth = 500;
+
   void visit(const json& node) {
     const std::string& kind = node.begin().key();
     const json& body = node.begin().value();
+    if (++depth_ > kMaxDepth)
+      fail_in_expression(source_, source_.begin,
+                         "the expression is nested more than " + std::to_string(kMaxDepth) +
+                             " levels deep; simplify it");
+    struct Leave {
+      int& depth;
+      ~Leave() { --depth; }
+    } leave{depth_};
     if (kind == "ColumnRef") return column_ref(body);
     if (kind == "FuncCall") {
       func_call(body);
@@ -175,6 +187,7 @@ class Checker {
 
   const ExprSource& source_;
   Expr& expr_;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <pg_query.h>
 #include <pg_query/pg_query.pb-c.h>
 
+#include <cstdint>
 #include <memory>
 
 #include "trellis/error.hpp"
@@ -108,12 +109,40 @@ bool is_utf8_continuation(char c) {
   return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
 }
 
+// Offset of the first byte that does not start a well-formed UTF-8 sequence
+// (overlong forms and surrogates included), or npos.
+std::size_t first_invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    auto b = static_cast<unsigned char>(text[i]);
+    std::size_t len = b < 0x80           ? 1
+                      : (b >> 5) == 0x6  ? 2
+                      : (b >> 4) == 0xE  ? 3
+                      : (b >> 3) == 0x1E ? 4
+                                         : 0;
+    if (len == 0 || i + len > text.size()) return i;
+    uint32_t cp = len == 1 ? b : (b & (0x7F >> len));
+    for (std::size_t k = 1; k < len; ++k) {
+      if (!is_utf8_continuation(text[i + k])) return i;
+      cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    }
+    bool overlong =
+        (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 std::vector<Token> tokenize(std::string_view text) {
   // The scanner reads a C string; text after a NUL byte would be silently lost.
   if (std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
     fail_at(text, nul, "unexpected NUL byte");
+  }
+  if (std::size_t bad = first_invalid_utf8(text); bad != std::string_view::npos) {
+    fail_at(text, bad, "invalid UTF-8 byte sequence; statements must be UTF-8 text");
   }
   auto scanned = scan(text);
   std::vector<Token> tokens;

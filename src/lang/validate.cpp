@@ -26,9 +26,8 @@ namespace {
 constexpr size_t kMaxTargetName = 55;  // leaves room for "__ledger" within 63 bytes
 
 const std::set<std::string> kKeyTypes = {
-    "int2",   "int4",  "int8", "numeric",   "text",        "varchar",
-    "bpchar", "uuid",  "date", "timestamp", "timestamptz", "time",
-    "bool",   "bytea", "oid",  "name",      "char",        "_text"};
+    "int2",      "int4",        "int8", "numeric", "text",  "varchar", "bpchar", "uuid", "date",
+    "timestamp", "timestamptz", "time", "bool",    "bytea", "oid",     "name",   "char", "_text"};
 
 [[noreturn]] void refuse(ErrorCode code, const std::string& message) {
   throw Error(code, message);
