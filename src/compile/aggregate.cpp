@@ -34,10 +34,13 @@ std::string canonical_group_value(const Column& c, const std::string& value) {
 }  // namespace
 
 std::string encode_group(const std::vector<Column>& group, const std::string& alias) {
-  return "ARRAY[" + join<Column>(group, ", ", [&](const Column& c) {
-           return fmt::format("to_jsonb({})::text",
-                              canonical_group_value(c, alias + "." + ident(c.name)));
-         }) + "]";
+  return "ARRAY[" +
+         join<Column>(group, ", ",
+                      [&](const Column& c) {
+                        return fmt::format("to_jsonb({})::text",
+                                           canonical_group_value(c, alias + "." + ident(c.name)));
+                      }) +
+         "]";
 }
 
 namespace {
@@ -46,9 +49,11 @@ std::string decode_group(const std::vector<Column>& group, const std::string& ar
   std::string out;
   for (size_t i = 0; i < group.size(); ++i) {
     std::string elem = fmt::format("({})[{}]", array_expr, i + 1);
-    std::string value = group[i].type == "jsonb"
-                            ? elem + "::jsonb"
-                            : fmt::format("({}::jsonb #>> '{{}}')::{}", elem, group[i].type);
+    // jsonb_to_record reads any JSON value back into any type: scalars,
+    // arrays (JSON arrays), composites (JSON objects) and jsonb itself.
+    std::string value = fmt::format(
+        "(SELECT __v.x FROM jsonb_to_record(jsonb_build_object('x', {}::jsonb)) AS __v(x {}))",
+        elem, group[i].type);
     out += (i ? ", " : "") + value + " AS " + ident(group[i].name);
   }
   return out;
@@ -77,9 +82,10 @@ std::vector<std::string> create(const TransformDef& d) {
   return {fmt::format("CREATE TABLE {} ({}\"__group\" text[] NOT NULL PRIMARY KEY, "
                       "UNIQUE NULLS NOT DISTINCT {})",
                       target(d), cols, key_tuple(d.group, "")),
-          fmt::format("CREATE TABLE {} ({}\"__ledger_group\" text[], \"__present\" bool NOT NULL DEFAULT "
-                      "false, PRIMARY KEY {})",
-                      ledger(d), ledger_cols, key_tuple(d.key, "")),
+          fmt::format(
+              "CREATE TABLE {} ({}\"__ledger_group\" text[], \"__present\" bool NOT NULL DEFAULT "
+              "false, PRIMARY KEY {})",
+              ledger(d), ledger_cols, key_tuple(d.key, "")),
           fmt::format("CREATE INDEX ON {} (\"__ledger_group\")", ledger(d))};
 }
 
@@ -98,7 +104,8 @@ std::string rewrite_entries(const TransformDef& d) {
   });
   std::string where = d.where_sql ? " AND (" + *d.where_sql + ")" : "";
   std::string src = fmt::format(
-      "SELECT {}, {} AS \"__ledger_group\" FROM {} AS {} WHERE {} IN (SELECT {} FROM __trellis_keys){}",
+      "SELECT {}, {} AS \"__ledger_group\" FROM {} AS {} WHERE {} IN (SELECT {} FROM "
+      "__trellis_keys){}",
       src_cols, encode_group(d.group, alias), qualified(d.source_schema, d.source_table), alias,
       key_tuple(d.key, alias),
       join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }), where);
@@ -108,9 +115,11 @@ std::string rewrite_entries(const TransformDef& d) {
       "WITH __trellis_keys AS ({0}), __trellis_src AS ({1}), "
       "__trellis_old AS (SELECT __l.\"__ledger_group\" FROM {2} __l JOIN __trellis_keys __k ON {3} "
       "WHERE __l.\"__present\"), "
-      "__trellis_touch AS (INSERT INTO {4} (tid, grp) SELECT {5}, \"__ledger_group\" FROM __trellis_old "
+      "__trellis_touch AS (INSERT INTO {4} (tid, grp) SELECT {5}, \"__ledger_group\" FROM "
+      "__trellis_old "
       "UNION SELECT {5}, \"__ledger_group\" FROM __trellis_src ON CONFLICT DO NOTHING), "
-      "__trellis_upd AS (UPDATE {2} __l SET {6}\"__ledger_group\" = __s.\"__ledger_group\", \"__present\" = "
+      "__trellis_upd AS (UPDATE {2} __l SET {6}\"__ledger_group\" = __s.\"__ledger_group\", "
+      "\"__present\" = "
       "true FROM __trellis_src __s WHERE {7}), "
       "__trellis_del AS (DELETE FROM {2} __l USING __trellis_keys __k WHERE {3} AND NOT EXISTS "
       "(SELECT 1 FROM __trellis_src __s WHERE {7})) SELECT 1",
@@ -147,8 +156,9 @@ std::string recompute(const TransformDef& d) {
   std::string alias = ident(d.alias);
   std::string agg = grouped_select(
       d, ledger(d),
-      fmt::format(" WHERE {0}.\"__present\" AND {0}.\"__ledger_group\" IN (SELECT grp FROM __trellis_g)",
-                  alias),
+      fmt::format(
+          " WHERE {0}.\"__present\" AND {0}.\"__ledger_group\" IN (SELECT grp FROM __trellis_g)",
+          alias),
       true);
   std::string update = "SELECT 1 WHERE false";
   if (!d.fields.empty()) {
@@ -183,8 +193,6 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.page_sweep_range = page_range(d, ledger(d));
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
   sql.oracle_select = grouped_select(d, source, where, false);
-  sql.target_rows_json =
-      fmt::format("SELECT to_jsonb(__t) - '__group' AS r FROM {} __t", target(d));
   return sql;
 }
 

@@ -88,7 +88,6 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   sql.page_sweep_range = page_range(d, target);
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
   sql.oracle_select = source_select(d) + where;
-  sql.target_rows_json = fmt::format("SELECT to_jsonb(__t) AS r FROM {} __t", target);
   return sql;
 }
 

@@ -1,4 +1,7 @@
-// Oracle comparison SQL; see oracle.hpp.
+// Oracle comparison SQL; see oracle.hpp. Aggregates of floating-point values
+// depend on the order rows are summed in, which no plain SELECT fixes either
+// (a heap scan's order changes with updates), so float fields of GROUP BY
+// targets are compared to 12 significant digits (6 for real).
 #include "compile/oracle.hpp"
 
 #include <fmt/format.h>
@@ -8,10 +11,36 @@
 
 namespace trellis::compile {
 
+namespace {
+
+bool is_float(const catalog::Column& c) {
+  return c.type == "double precision" || c.type == "real";
+}
+
+// jsonb of one row of `alias`; for aggregates without the hidden "__group"
+// and with float fields rounded.
+std::string row_json(const catalog::TransformDef& def, const std::string& alias) {
+  if (def.shape != "aggregate") return fmt::format("to_jsonb({})", alias);
+  std::string out = fmt::format("to_jsonb({}) - '__group'", alias);  // the hidden identity
+  for (const auto& f : def.fields) {
+    if (!is_float(f.column)) continue;
+    std::string pattern = f.column.type == "real" ? "9.99999EEEE" : "9.99999999999EEEE";
+    out = fmt::format(
+        "jsonb_set({}, ARRAY[{}], coalesce(to_jsonb(to_char({}.{}::float8, {})), "
+        "'null'))",
+        out, literal(f.name), alias, ident(f.name), literal(pattern));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string oracle_diff_sql(const catalog::TransformDef& def, int limit) {
   auto sql = compile_transform(def);
-  std::string expected = fmt::format("SELECT to_jsonb(__o) AS r FROM ({}) __o", sql.oracle_select);
-  const std::string& actual = sql.target_rows_json;
+  std::string expected =
+      fmt::format("SELECT {} AS r FROM ({}) __o", row_json(def, "__o"), sql.oracle_select);
+  std::string actual = fmt::format("SELECT {} AS r FROM {} __t", row_json(def, "__t"),
+                                   qualified(def.target_schema, def.target_table));
   return fmt::format(
       "(SELECT 'missing' AS side, r::text FROM ({0} EXCEPT ALL {1}) m) UNION ALL "
       "(SELECT 'extra', r::text FROM ({1} EXCEPT ALL {0}) x) ORDER BY 1, 2 LIMIT {2}",

@@ -34,10 +34,8 @@ struct TransformSql {
   // Build: fill the page with keys in ($1, $2] ($1/$2 may be NULL for open ends).
   std::string page_source_range;
   std::string page_sweep_range;
-  // The definition as a plain SELECT, and the target's visible columns as one
-  // jsonb per row (hidden "__" columns dropped), for the oracle.
+  // The definition as a plain SELECT, for the oracle.
   std::string oracle_select;
-  std::string target_rows_json;
 };
 
 TransformSql compile_transform(const catalog::TransformDef& def);

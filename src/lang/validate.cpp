@@ -390,6 +390,13 @@ std::vector<Column> group_columns(const TransformStmt& stmt, const TableInfo& sr
                          "target column",
                          name, at));
     const auto* col = src.find(name);
+    if (col->base_type == "interval")
+      refuse(ErrorCode::validation,
+             fmt::format("GROUP BY column \"{}\" at {} has type interval, whose equal values "
+                         "differ ('1 day' and '24 hours' are one group), so the group's value is "
+                         "not well defined; group by a normalized value computed in an upstream "
+                         "1-1 transform, such as extract(epoch from {})",
+                         name, at, name));
     if (!col->deterministic)
       refuse(ErrorCode::validation,
              fmt::format("GROUP BY column \"{}\" at {} uses a nondeterministic collation, under "
