@@ -38,32 +38,45 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
   return true;
 }
 
+// The phase after `phase` for this transform, or "" when the build is done:
+// source -> target (only after RESUME) -> groups (only for aggregates).
+std::string next_phase(const std::string& phase, bool sweep, const compile::TransformSql& sql) {
+  if (phase == "source" && sweep) return "target";
+  if (phase != "groups" && !sql.group_chunk_bound.empty()) return "groups";
+  return "";
+}
+
 void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) {
   const auto& sql = rederiver_.sql(def);
   std::string id = std::to_string(def.id);
   pg::Transaction txn(conn);
   auto state = conn.exec(sql_.check_build, {id, std::to_string(def.version)});
   if (state.rows() == 0) return;  // paused, redefined or reclaimed meanwhile
-  bool target_phase = state.get(0, 0) == "target";
+  std::string phase = state.get(0, 0).empty() ? "source" : state.get(0, 0);
   auto cursor = state.get_opt(0, 1);
   bool sweep = state.get_bool(0, 2);
-  auto bound = conn.exec(target_phase ? sql.sweep_chunk_bound : sql.source_chunk_bound,
-                         {cursor, std::to_string(config_.chunk_rows)});
+  const std::string& bound_sql = phase == "groups"   ? sql.group_chunk_bound
+                                 : phase == "target" ? sql.sweep_chunk_bound
+                                                     : sql.source_chunk_bound;
+  auto bound = conn.exec(bound_sql, {cursor, std::to_string(config_.chunk_rows)});
   pg::Param upper = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
 
   std::vector<apply::Statement> stmts;
-  stmts.push_back({target_phase ? sql.page_sweep_range : sql.page_source_range, {cursor, upper}});
-  rederiver_.append({def}, stmts);
-  stmts.push_back({sql_.advance_build, {id, upper}});
-  if (!upper) {
-    if (!target_phase && sweep)
-      stmts.push_back({sql_.next_build_phase, {id}});
-    else
-      stmts.push_back({sql_.finish_build, {id}});
+  if (phase == "groups") {
+    stmts.push_back({sql.page_group_range, {cursor, upper}});
+    rederiver_.append_steps(def, sql.build_step_count, sql.steps.size(), stmts);
+  } else {
+    stmts.push_back(
+        {phase == "target" ? sql.page_sweep_range : sql.page_source_range, {cursor, upper}});
+    rederiver_.append_steps(def, 0, sql.build_step_count, stmts);
   }
+  stmts.push_back({sql_.advance_build, {id, upper}});
+  std::string next = upper ? phase : next_phase(phase, sweep, sql);
+  if (!upper && !next.empty()) stmts.push_back({sql_.next_build_phase, {id, next}});
+  if (!upper && next.empty()) stmts.push_back({sql_.finish_build, {id}});
   conn.pipeline(stmts);
   txn.commit();
-  if (!upper && (target_phase || !sweep)) spdlog::info("transform {} is live", def.target_name());
+  if (!upper && next.empty()) spdlog::info("transform {} is live", def.target_name());
 }
 
 }  // namespace trellis::build

@@ -186,6 +186,21 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.create = create(d);
   sql.drop = {"DROP TABLE IF EXISTS " + ledger(d), "DROP TABLE IF EXISTS " + target(d)};
   sql.steps = {lock_entries(d), rewrite_entries(d), lock_groups(d), recompute(d)};
+  sql.build_step_count = 2;
+  // Groups the ledger holds and groups the target holds (a RESUME may have
+  // emptied some): every one is recomputed once.
+  std::string all_groups = fmt::format(
+      "(SELECT \"__ledger_group\" AS g FROM {} WHERE \"__present\" UNION SELECT \"__group\" "
+      "FROM {}) __all",
+      ledger(d), target(d));
+  sql.group_chunk_bound = fmt::format(
+      "SELECT g FROM {} WHERE $1::text[] IS NULL OR g > $1::text[] ORDER BY g OFFSET $2::int - 1 "
+      "LIMIT 1",
+      all_groups);
+  sql.page_group_range = fmt::format(
+      "INSERT INTO {} (tid, grp) SELECT {}, g FROM {} WHERE ($1::text[] IS NULL OR g > $1::text[]) "
+      "AND ($2::text[] IS NULL OR g <= $2::text[]) ON CONFLICT DO NOTHING",
+      kGroupsTable, d.id, all_groups);
   sql.page_all_held_keys = page_all_keys(d, ledger(d));
   sql.source_chunk_bound = chunk_bound(d.key, source);
   sql.sweep_chunk_bound = chunk_bound(d.key, ledger(d));

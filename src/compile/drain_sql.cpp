@@ -97,7 +97,7 @@ DrainSql compile_drain(const std::string& cs, int slots) {
       "count(*) FROM {}), backfill_failure = NULL WHERE id = $1::int",
       transforms, kPageTable);
   s.next_build_phase = fmt::format(
-      "UPDATE {} SET build_phase = 'target', build_cursor = NULL WHERE id = $1::int", transforms);
+      "UPDATE {} SET build_phase = $2, build_cursor = NULL WHERE id = $1::int", transforms);
   s.finish_build = fmt::format(
       "UPDATE {} SET status = 'live', build_phase = NULL, build_cursor = NULL, build_not_before = "
       "NULL, build_owner_pid = "

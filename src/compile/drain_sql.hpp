@@ -21,7 +21,7 @@ struct DrainSql {
   std::string claim_build;           // -> id, build_phase, build_cursor, build_sweep_target
   std::string check_build;           // $1 id, $2 version
   std::string advance_build;         // $1 id, $2 cursor
-  std::string next_build_phase;      // $1 id: source -> target (sweep)
+  std::string next_build_phase;      // $1 id, $2 the next phase (target | groups)
   std::string finish_build;          // $1 id: live
   std::string fail_build;            // $1 id, $2 error json
 };
