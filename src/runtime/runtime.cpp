@@ -12,8 +12,8 @@
 #include "build/builder.hpp"
 #include "capture/reconciler.hpp"
 #include "catalog/store.hpp"
-#include "compile/transform_sql.hpp"
 #include "compile/sql_text.hpp"
+#include "compile/transform_sql.hpp"
 #include "pg/sql_error.hpp"
 #include "ring/ring.hpp"
 
@@ -43,6 +43,13 @@ void register_worker(pg::Connection& conn, const std::string& schema, const std:
                         "ON CONFLICT DO NOTHING",
                         compile::qualified(schema, "workers")),
             {kind, hostname()});
+}
+
+void forget_dead_workers(pg::Connection& conn, const std::string& schema) {
+  conn.exec(
+      fmt::format("DELETE FROM {} w WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a "
+                  "WHERE a.pid = w.pid AND a.backend_start = w.backend_start)",
+                  compile::qualified(schema, "workers")));
 }
 
 bool has_live_worker(pg::Connection& conn, const std::string& schema, const std::string& kind) {
@@ -101,6 +108,7 @@ void Runtime::staging_loop() {
   capture::Reconciler reconciler(store, {options_.schema, kSlots, kBuckets});
   std::unique_ptr<pg::Connection> conn;
   int failures = 0;
+  int64_t ticks = 0;
   while (!stopping_) {
     try {
       if (!staging_lock_ || !staging_lock_->healthy()) {
@@ -112,6 +120,7 @@ void Runtime::staging_loop() {
       if (!conn) {
         conn = pg::Connection::open(options_.url);
         ring.recover(*conn);
+        forget_dead_workers(*conn, options_.schema);
         register_worker(*conn, options_.schema, "staging");
       }
       bool started = reconciler.reconcile(*conn);
@@ -119,6 +128,7 @@ void Runtime::staging_loop() {
       bool promoted = ring.promote_fenced(*conn) > 0;
       ring.retire(*conn);
       if (started || promoted) store.notify_work(*conn);
+      if (++ticks % 500 == 0) forget_dead_workers(*conn, options_.schema);
       failures = 0;
     } catch (const std::exception& e) {
       spdlog::warn("staging worker: {}", e.what());

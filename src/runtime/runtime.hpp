@@ -41,6 +41,8 @@ class Runtime {
 
 // Registers the connection as a live worker of `kind` (drain | staging).
 void register_worker(pg::Connection& conn, const std::string& schema, const std::string& kind);
+// Removes registrations whose connection is gone (run when staging starts).
+void forget_dead_workers(pg::Connection& conn, const std::string& schema);
 // True when some connected process has a worker of `kind` registered.
 bool has_live_worker(pg::Connection& conn, const std::string& schema, const std::string& kind);
 

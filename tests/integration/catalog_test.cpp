@@ -78,3 +78,25 @@ TEST_F(Catalog, TwoInstancesShareOneDatabase) {
 }
 
 }  // namespace trellis::test
+
+namespace trellis::test {
+
+TEST_F(Catalog, StagingStartForgetsWorkersWhoseConnectionIsGone) {
+  auto conn = pg::Connection::open(url_);
+  catalog::migrate(*conn, "trellis");
+  sql("INSERT INTO trellis.workers (pid, backend_start, kind, host) "
+      "VALUES (999999, now() - interval '1 day', 'drain', 'gone')");
+  auto t = start(1);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (query("SELECT count(*) FROM trellis.workers WHERE pid = 999999").get_int(0, 0) > 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(query("SELECT count(*) FROM trellis.workers WHERE pid = 999999").get_int(0, 0), 0);
+  while (!(t->has_live_drain_workers() && t->has_live_staging_worker()) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(t->has_live_drain_workers());
+  EXPECT_TRUE(t->has_live_staging_worker());
+}
+
+}  // namespace trellis::test
