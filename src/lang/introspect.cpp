@@ -165,6 +165,7 @@ bool has_index_leading_with(pg::Connection& conn, const TableInfo& table,
   wanted += "}";
   auto res = conn.exec(
       "SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = $1::oid AND i.indisvalid AND "
+      "i.indpred IS NULL AND "
       "i.indnkeyatts >= $3::int AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text) "
       "FROM generate_series(0, $3::int - 1) pos JOIN pg_attribute a ON a.attrelid = i.indrelid "
       "AND a.attnum = i.indkey[pos]) = (SELECT array_agg(x ORDER BY x) FROM "

@@ -25,12 +25,11 @@ std::string Ring::slot_table(int64_t segment) const {
 }
 
 void Ring::recover(pg::Connection& conn) {
-  auto active =
-      conn.exec(fmt::format("SELECT max(seg) FROM {} WHERE state = 'active'", table("segments")));
-  if (!active.is_null(0, 0))
-    conn.exec(fmt::format("SELECT setval({}::regclass, $1::bigint, true)",
-                          compile::literal(table("active_segment"))),
-              {active.get(0, 0)});
+  // setval only when behind: it writes WAL, and this runs every tick.
+  conn.exec(fmt::format(
+      "SELECT setval({0}::regclass, a.seg, true) FROM (SELECT max(seg) AS seg FROM {1} WHERE "
+      "state = 'active') a WHERE a.seg > pg_sequence_last_value({0}::regclass)",
+      compile::literal(table("active_segment")), table("segments")));
   conn.exec(fmt::format(
       "UPDATE {} SET fence = pg_current_xact_id() WHERE state = 'sealed' AND fence IS NULL",
       table("segments")));

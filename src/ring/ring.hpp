@@ -21,8 +21,9 @@ class Ring {
  public:
   explicit Ring(RingConfig config);
 
-  // On staging start: re-publish the registry's active segment and fence any
-  // sealed segment left without a fence, so a crash between steps loses nothing.
+  // Re-publishes the registry's active segment and fences any sealed segment
+  // left without a fence, so a crash or error between the seal steps loses
+  // nothing. Run on staging start and before every seal.
   void recover(pg::Connection& conn);
   // Seals the active segment when it holds rows and the next slot is free.
   bool seal(pg::Connection& conn);

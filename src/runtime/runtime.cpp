@@ -124,6 +124,7 @@ void Runtime::staging_loop() {
         register_worker(*conn, options_.schema, "staging");
       }
       bool started = reconciler.reconcile(*conn);
+      ring.recover(*conn);  // a seal interrupted by an error is completed first
       ring.seal(*conn);
       bool promoted = ring.promote_fenced(*conn) > 0;
       ring.retire(*conn);
