@@ -52,7 +52,7 @@ bool Drainer::drain_page(pg::Connection& conn, const std::string& seg, const std
   bool feeds = false;
   tables.insert(truncated.begin(), truncated.end());
   if (!tables.empty()) {
-    auto readers = readers_of(store_.active_readers(conn), tables);
+    auto readers = store_.active_readers(conn, tables);
     for (const auto& d : readers) {
       feeds = feeds || d.feeds_downstream;
       if (truncated.count(d.source_table_id))

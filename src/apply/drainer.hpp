@@ -2,7 +2,6 @@
 // re-derived for every reader transform and marked in one transaction (I4).
 #pragma once
 
-#include <map>
 #include <string>
 
 #include "apply/rederive.hpp"

@@ -25,12 +25,4 @@ void Rederiver::append(const std::vector<catalog::TransformDef>& readers,
   }
 }
 
-std::vector<catalog::TransformDef> readers_of(const std::vector<catalog::TransformDef>& readers,
-                                              const std::set<int>& tables) {
-  std::vector<catalog::TransformDef> out;
-  for (const auto& d : readers)
-    if (tables.count(d.source_table_id)) out.push_back(d);
-  return out;  // already ordered by id, the global lock order
-}
-
 }  // namespace trellis::apply

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,9 +29,5 @@ class Rederiver {
  private:
   std::map<int, std::pair<int, compile::TransformSql>> cache_;
 };
-
-// Transforms among `readers` whose source table is in `tables`, in lock order.
-std::vector<catalog::TransformDef> readers_of(const std::vector<catalog::TransformDef>& readers,
-                                              const std::set<int>& tables);
 
 }  // namespace trellis::apply

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "compile/sql_text.hpp"
+#include "pg/arrays.hpp"
 
 namespace trellis::catalog {
 
@@ -52,8 +53,9 @@ std::optional<TransformDef> Store::transform(pg::Connection& conn, const std::st
   return all.front();
 }
 
-std::vector<TransformDef> Store::active_readers(pg::Connection& conn) {
-  return read(conn, "status IN ('backfilling', 'live')", {});
+std::vector<TransformDef> Store::active_readers(pg::Connection& conn, const std::set<int>& tables) {
+  return read(conn, "status IN ('backfilling', 'live') AND source_table_id = ANY($1::int[])",
+              {pg::int_array(tables)});
 }
 
 std::vector<CapturedTable> Store::captured_tables(pg::Connection& conn) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,9 @@ class Store {
                                        const std::string& status_filter_sql = "true");
   std::optional<TransformDef> transform(pg::Connection& conn, const std::string& target_schema,
                                         const std::string& target_table);
-  // Transforms a drain must re-derive for (built or being built).
-  std::vector<TransformDef> active_readers(pg::Connection& conn);
+  // Transforms a drain must re-derive for (built or being built) among those
+  // reading `tables` (captured-table ids), in id order.
+  std::vector<TransformDef> active_readers(pg::Connection& conn, const std::set<int>& tables);
 
   std::vector<CapturedTable> captured_tables(pg::Connection& conn);
   std::optional<CapturedTable> captured_table(pg::Connection& conn, const std::string& schema,

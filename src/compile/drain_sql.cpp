@@ -104,13 +104,14 @@ DrainSql compile_drain(const std::string& cs, int slots) {
       "NULL, build_owner_start = NULL, build_sweep_target = false, backfill_failure = NULL, "
       "updated_at = now() WHERE id = $1::int",
       transforms);
+  // Releases the build with a backoff that doubles per attempt (100 ms .. 5 s).
   s.fail_build = fmt::format(
-      "UPDATE {} SET build_owner_pid = NULL, build_owner_start = NULL, build_not_before = now() + "
-      "least(interval '100 ms' * power(2, least(coalesce((backfill_failure->>'attempts')::int, "
-      "0), 6)), interval '5 s'), backfill_failure = $2::jsonb || jsonb_build_object('attempts', "
-      "coalesce((backfill_failure->>'attempts')::int, 0) + 1, 'next_retry_at', (now() + "
-      "least(interval '100 ms' * power(2, least(coalesce((backfill_failure->>'attempts')::int, "
-      "0), 6)), interval '5 s'))::text) WHERE id = $1::int",
+      "UPDATE {0} t SET build_owner_pid = NULL, build_owner_start = NULL, build_not_before = "
+      "now() + b.wait, backfill_failure = $2::jsonb || jsonb_build_object('attempts', b.attempts "
+      "+ 1, 'next_retry_at', (now() + b.wait)::text) FROM (SELECT id, coalesce((backfill_failure "
+      "->> 'attempts')::int, 0) AS attempts, least(interval '100 ms' * power(2, least(coalesce("
+      "(backfill_failure ->> 'attempts')::int, 0), 6)), interval '5 s') AS wait FROM {0} WHERE id "
+      "= $1::int) b WHERE t.id = b.id",
       transforms);
   return s;
 }
