@@ -1,0 +1,329 @@
+// Runs one generated episode; see episode.hpp.
+#include "generative/episode.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "generative/write_stream.hpp"
+#include "pg/connection.hpp"
+#include "trellis/trellis.hpp"
+
+namespace trellis::gen {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kWait = std::chrono::seconds(180);
+
+std::string describe_status(const Status& s) {
+  std::string out = s.target + ": " + s.status;
+  if (s.backfill_failure) out += " backfill_failure=" + s.backfill_failure->error;
+  if (s.drain_failure) out += " drain_failure=" + s.drain_failure->error;
+  if (s.capture_failure) out += " capture_failure=" + s.capture_failure->error;
+  if (s.capture_wait) out += " capture_wait=" + s.capture_wait->table;
+  if (s.held_keys) out += fmt::format(" held_keys={}", s.held_keys->count);
+  for (const auto& gap : s.source_index_gaps) out += " source_index_gap=" + gap.table;
+  return out;
+}
+
+// A failed step: what went wrong, reported with the whole program.
+struct StepFailure {
+  std::string what;
+};
+
+class Runner {
+ public:
+  Runner(const Generated& g, const EpisodeHooks& hooks)
+      : g_(g), hooks_(hooks), fleet_(hooks.url, hooks.worker_log) {}
+
+  std::string run() {
+    size_t step = 0;
+    try {
+      app_ = open_app();
+      app_->exec_script(g_.schema.ddl() + g_.rows);
+      for (const auto& w : g_.plan.workers) fleet_.spawn(w);
+      Options o;
+      o.url = hooks_.url;
+      api_ = Trellis::connect(o);
+      for (; step < g_.plan.steps.size(); ++step) execute(g_.plan.steps[step]);
+      fleet_.kill_all();
+      return "";
+    } catch (const StepFailure& f) {
+      return report(step, f.what);
+    } catch (const std::exception& e) {
+      return report(step, std::string("unexpected error: ") + e.what());
+    }
+  }
+
+ private:
+  std::unique_ptr<pg::Connection> open_app() {
+    return pg::Connection::open(hooks_.url,
+                                {.search_path = "public", .application_name = "generative_app"});
+  }
+
+  void log(const std::string& line) { log_ += "  " + line + "\n"; }
+
+  const Transform& transform(int t) const { return g_.program.transforms[static_cast<size_t>(t)]; }
+
+  std::string report(size_t step, const std::string& what) {
+    std::string all;
+    if (api_) {
+      try {
+        for (const auto& s : api_->status_all()) all += "  " + describe_status(s) + "\n";
+      } catch (const std::exception& e) {
+        all = std::string("  (status unavailable: ") + e.what() + ")\n";
+      }
+    }
+    fleet_.kill_all();
+    return fmt::format(
+        "generative failure, seed {0} (replay: TRELLIS_GEN_SEED={0})\n"
+        "failed in step {1}: {2}\n{3}\n"
+        "--- statuses ---\n{4}--- what ran ---\n{5}{6}worker logs: {7}\n",
+        g_.seed, step + 1,
+        step < g_.plan.steps.size() ? g_.plan.steps[step].describe(g_.schema, g_.program) : "setup",
+        what, all, log_, g_.describe(), hooks_.worker_log);
+  }
+
+  void execute(const Step& s) {
+    switch (s.kind) {
+      case Step::Kind::define:
+        define(s.transform);
+        break;
+      case Step::Kind::burst:
+        burst(s);
+        break;
+      case Step::Kind::quiesce:
+        quiesce();
+        break;
+    }
+  }
+
+  // Applies a Trellis statement, retrying while the server restarts; when
+  // a retry finds the statement already took effect it is done.
+  void apply(const std::string& statement, const std::function<bool()>& done) {
+    for (int attempt = 0;; ++attempt) {
+      try {
+        api_->apply(statement);
+        return;
+      } catch (const Error& e) {
+        bool transient = e.code() == ErrorCode::connectivity || e.code() == ErrorCode::timeout ||
+                         e.code() == ErrorCode::internal;
+        if (attempt > 0 && done()) return;
+        if (!transient || attempt >= 20) throw StepFailure{statement + " failed: " + e.what()};
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  }
+
+  std::string status_of(const std::string& target) {
+    auto s = api_->status(target);
+    return s ? s->status : "(none)";
+  }
+
+  void await_live(int t) {
+    const std::string& name = transform(t).name;
+    auto deadline = Clock::now() + kWait;
+    std::optional<Status> last;
+    while (Clock::now() < deadline) {
+      try {
+        last = api_->status(name);
+      } catch (const Error&) {
+        last.reset();  // the server is coming back
+      }
+      if (last && last->status == "live") return;
+      if (last && (last->status == "paused" || last->status == "quarantined"))
+        throw StepFailure{name + " is " + describe_status(*last) + " instead of live"};
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    throw StepFailure{fmt::format("{} not live within {}s: {}", name, kWait.count(),
+                                  last ? describe_status(*last) : "(no status)")};
+  }
+
+  void define(int t) {
+    const Transform& tr = transform(t);
+    if (tr.upstream >= 0) await_live(tr.upstream);
+    if (!tr.prepare.empty()) app_->exec_script(tr.prepare);
+    apply(tr.statement, [&] { return status_of(tr.name) != "(none)"; });
+    defined_.insert(t);
+    log("defined " + tr.name);
+  }
+
+  void burst(const Step& s) {
+    WriteStream writes(hooks_.url, g_.schema, s.writer_seeds(), s.ops_each);
+    for (const auto& f : s.faults) {
+      int threshold = writes.total() * f.at_percent / 100;
+      while (writes.done() < threshold && !writes.finished())
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      fault(f);
+    }
+    writes.join();
+    log(fmt::format("burst done: {} transactions, {} failed (clashes, deadlocks, restarts)",
+                    writes.total(), writes.failed()));
+  }
+
+  void fault(const Fault& f) {
+    switch (f.kind) {
+      case Fault::Kind::kill_worker:
+        kill_worker(f);
+        break;
+      case Fault::Kind::restart_fast:
+      case Fault::Kind::restart_immediate: {
+        bool immediate = f.kind == Fault::Kind::restart_immediate;
+        app_.reset();
+        hooks_.restart_server(immediate);
+        app_ = open_app();
+        log(immediate ? "immediate restart" : "fast restart");
+        break;
+      }
+      case Fault::Kind::join_worker:
+        if (fleet_.size() >= 5) {
+          log("join skipped: five worker processes already run");
+          break;
+        }
+        fleet_.spawn(f.spec);
+        log("joined [" + f.spec.describe() + "]");
+        break;
+      case Fault::Kind::pause:
+        apply("PAUSE TRANSFORM " + transform(f.target).name,
+              [&] { return status_of(transform(f.target).name) == "paused"; });
+        paused_.insert(f.target);
+        log("paused " + transform(f.target).name);
+        break;
+      case Fault::Kind::resume:
+        apply("RESUME TRANSFORM " + transform(f.target).name,
+              [&] { return status_of(transform(f.target).name) != "paused"; });
+        paused_.erase(f.target);
+        log("resumed " + transform(f.target).name);
+        break;
+      case Fault::Kind::truncate:
+        truncate(g_.schema.tables[static_cast<size_t>(f.target)].name);
+        break;
+      case Fault::Kind::define:
+        define(f.target);
+        break;
+    }
+  }
+
+  void truncate(const std::string& table) {
+    try {
+      app_->exec_script("TRUNCATE " + table);
+      log("truncated " + table);
+    } catch (const std::exception& e) {
+      // A deadlock with a writer's transaction is the application's business.
+      log("TRUNCATE " + table + " failed: " + e.what());
+      app_ = open_app();
+    }
+  }
+
+  // Holds an exclusive lock on a live target until a drain waits for it
+  // (so a page transaction is open), then kills the worker with SIGKILL.
+  void kill_worker(const Fault& f) {
+    if (fleet_.size() == 0) {
+      fleet_.spawn(f.spec);
+      return;
+    }
+    size_t victim = static_cast<size_t>(f.target) % fleet_.size();
+    std::string where = "between pages";
+    std::unique_ptr<pg::Connection> blocker;
+    std::vector<std::string> targets;
+    for (int t : defined_)
+      if (!paused_.count(t)) targets.push_back(transform(t).name);
+    if (!targets.empty()) {
+      std::string target = targets[static_cast<size_t>(f.target) % targets.size()];
+      try {
+        blocker = open_app();
+        blocker->exec_script("BEGIN; SET LOCAL lock_timeout = '2s'; LOCK TABLE " + target +
+                             " IN EXCLUSIVE MODE");
+        auto deadline = Clock::now() + std::chrono::seconds(3);
+        while (Clock::now() < deadline) {
+          auto r =
+              blocker->exec("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = '" +
+                            target + "'::regclass");
+          if (r.get_int(0, 0) > 0) {
+            where = "while a page waited on " + target;
+            break;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+      } catch (const std::exception&) {
+        blocker.reset();
+      }
+    }
+    WorkerSpec killed = fleet_.kill(victim);
+    if (blocker) {
+      try {
+        blocker->exec_script("ROLLBACK");
+      } catch (const std::exception&) {
+      }
+    }
+    WorkerSpec replacement = f.spec;
+    if (killed.staging) replacement.staging = true;
+    fleet_.spawn(replacement);
+    log("killed -9 [" + killed.describe() + "] " + where + "; started [" + replacement.describe() +
+        "]");
+  }
+
+  void quiesce() {
+    std::string exited = fleet_.reap_exited();
+    if (!exited.empty()) throw StepFailure{"a worker process died on its own:\n" + exited};
+    for (int t : defined_)
+      if (!paused_.count(t)) await_live(t);
+    for (int attempt = 0;; ++attempt) {
+      try {
+        Token token = api_->watermark_token();
+        if (!api_->await_converged(token, kWait))
+          throw StepFailure{fmt::format("not converged within {}s", kWait.count())};
+        break;
+      } catch (const Error& e) {
+        if (attempt >= 20) throw StepFailure{std::string("token/await: ") + e.what()};
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    std::string diffs;
+    for (int t : defined_) {
+      if (paused_.count(t)) continue;
+      std::string d = hooks_.oracle_diff(transform(t).name);
+      if (!d.empty()) diffs += transform(t).name + " differs from its definition:\n" + d;
+    }
+    if (!diffs.empty()) throw StepFailure{diffs};
+    log(fmt::format("quiesce ok ({} transforms checked)", defined_.size() - paused_.size()));
+  }
+
+  const Generated& g_;
+  const EpisodeHooks& hooks_;
+  WorkerFleet fleet_;
+  std::unique_ptr<pg::Connection> app_;
+  std::unique_ptr<Trellis> api_;
+  std::set<int> defined_, paused_;
+  std::string log_;
+};
+
+}  // namespace
+
+std::string Generated::describe() const {
+  return fmt::format(
+      "--- schema ---\n{}--- starting rows ---\n{}--- transforms (in program order) ---\n{}"
+      "--- plan ---\n{}",
+      schema.ddl(), rows, program.describe(), plan.describe(schema, program));
+}
+
+Generated generate(uint64_t seed) {
+  Generated g;
+  g.seed = seed;
+  Rng rng(seed);
+  g.schema = random_schema(rng);
+  g.program = random_program(rng, g.schema);
+  for (const auto& t : g.schema.tables) g.rows += initial_rows(rng, t);
+  g.plan = random_plan(rng, g.schema, g.program, static_cast<int>(uniform(rng, 2, 4)));
+  return g;
+}
+
+std::string run_episode(const Generated& g, const EpisodeHooks& hooks) {
+  return Runner(g, hooks).run();
+}
+
+}  // namespace trellis::gen

@@ -1,0 +1,43 @@
+// One generative episode: a seed becomes a schema, its starting rows, a
+// program of transforms and a step list; the episode runs them against a
+// fresh database with real worker processes and writers, injects the
+// faults, and after every quiesce compares each target with its oracle.
+// A failure comes back as a report holding the seed and the whole program,
+// so the seed replays it (the generated program and steps are the same;
+// thread interleavings and fault timing differ from run to run).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "generative/plan.hpp"
+#include "generative/random_program.hpp"
+#include "generative/random_schema.hpp"
+
+namespace trellis::gen {
+
+struct Generated {
+  uint64_t seed = 0;
+  Schema schema;
+  std::string rows;  // the starting rows (INSERT statements)
+  Program program;
+  Plan plan;
+  std::string describe() const;
+};
+
+Generated generate(uint64_t seed);
+
+struct EpisodeHooks {
+  std::string url;  // a fresh database
+  // Differences between a target and its definition run as a plain SELECT.
+  std::function<std::string(const std::string& target)> oracle_diff;
+  std::function<void(bool immediate)> restart_server;
+  std::string worker_log;  // where the worker processes write their logs
+};
+
+// Runs the episode; "" when every quiesce matched the oracle, else the
+// failure report.
+std::string run_episode(const Generated& g, const EpisodeHooks& hooks);
+
+}  // namespace trellis::gen

@@ -1,0 +1,214 @@
+// Random step lists; see plan.hpp.
+#include "generative/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace trellis::gen {
+
+WorkerSpec random_worker(Rng& rng, bool staging) {
+  WorkerSpec w;
+  w.staging = staging;
+  w.drain_threads = static_cast<int>(uniform(rng, staging ? 0 : 1, 3));
+  w.tick_ms = pick(rng, std::vector<int>{5, 20, 50, 200});
+  return w;
+}
+
+std::string Fault::describe(const Schema& schema, const Program& program) const {
+  std::string what;
+  switch (kind) {
+    case Kind::kill_worker:
+      what = fmt::format(
+          "kill -9 worker pick {} mid-page, replaced by [{}] (a staging worker is "
+          "replaced by a staging worker)",
+          target, spec.describe());
+      break;
+    case Kind::restart_fast:
+      what = "PostgreSQL fast restart";
+      break;
+    case Kind::restart_immediate:
+      what = "PostgreSQL immediate restart";
+      break;
+    case Kind::join_worker:
+      what = fmt::format("a worker process joins [{}]", spec.describe());
+      break;
+    case Kind::pause:
+      what = "PAUSE TRANSFORM " + program.transforms[static_cast<size_t>(target)].name;
+      break;
+    case Kind::resume:
+      what = "RESUME TRANSFORM " + program.transforms[static_cast<size_t>(target)].name;
+      break;
+    case Kind::truncate:
+      what = "TRUNCATE " + schema.tables[static_cast<size_t>(target)].name;
+      break;
+    case Kind::define:
+      what = "define " + program.transforms[static_cast<size_t>(target)].name;
+      break;
+  }
+  return fmt::format("at {}%: {}", at_percent, what);
+}
+
+std::vector<uint64_t> Step::writer_seeds() const {
+  std::vector<uint64_t> out;
+  for (int w = 0; w < writers; ++w) out.push_back(seed * 1000003ULL + static_cast<uint64_t>(w));
+  return out;
+}
+
+std::string Step::describe(const Schema& schema, const Program& program) const {
+  switch (kind) {
+    case Kind::define:
+      return "define " + program.transforms[static_cast<size_t>(transform)].name;
+    case Kind::quiesce:
+      return "quiesce: every unpaused transform live, token, await, oracle";
+    case Kind::burst:
+      break;
+  }
+  std::string out =
+      fmt::format("burst: {} writer(s) x {} transactions (step seed {})", writers, ops_each, seed);
+  for (const auto& f : faults) out += "\n    " + f.describe(schema, program);
+  return out;
+}
+
+std::string Plan::describe(const Schema& schema, const Program& program) const {
+  std::string out = "workers at start:\n";
+  for (const auto& w : workers) out += "  [" + w.describe() + "]\n";
+  out += "steps:\n";
+  for (size_t i = 0; i < steps.size(); ++i)
+    out += fmt::format("  {:2}. {}\n", i + 1, steps[i].describe(schema, program));
+  return out;
+}
+
+namespace {
+
+// What the plan knows while it is being drawn.
+struct PlanState {
+  std::set<int> defined, paused;
+  std::vector<int> deferred;  // level-0 transforms defined under the first burst
+};
+
+Fault fault_of(Fault::Kind kind, int at_percent, int target) {
+  Fault f;
+  f.kind = kind;
+  f.at_percent = at_percent;
+  f.target = target;
+  return f;
+}
+
+Step define_step(int transform) {
+  Step s;
+  s.kind = Step::Kind::define;
+  s.transform = transform;
+  return s;
+}
+
+std::vector<int> pausable(const PlanState& s) {
+  std::vector<int> out;
+  for (int t : s.defined)
+    if (!s.paused.count(t)) out.push_back(t);
+  return out;
+}
+
+Fault random_fault(Rng& rng, const Schema& schema, PlanState& s) {
+  Fault f;
+  f.at_percent = static_cast<int>(uniform(rng, 5, 95));
+  for (;;) {
+    int roll = static_cast<int>(uniform(rng, 0, 99));
+    if (roll < 28) {
+      f.kind = Fault::Kind::kill_worker;
+      f.target = static_cast<int>(uniform(rng, 0, 1000));
+      f.spec = random_worker(rng, false);
+    } else if (roll < 36) {
+      f.kind = Fault::Kind::restart_fast;
+    } else if (roll < 44) {
+      f.kind = Fault::Kind::restart_immediate;
+    } else if (roll < 56) {
+      f.kind = Fault::Kind::join_worker;
+      f.spec = random_worker(rng, false);
+    } else if (roll < 72) {
+      auto can = pausable(s);
+      if (can.empty()) continue;
+      f.kind = Fault::Kind::pause;
+      f.target = pick(rng, can);
+      s.paused.insert(f.target);
+    } else if (roll < 88) {
+      if (s.paused.empty()) continue;
+      f.kind = Fault::Kind::resume;
+      f.target = pick(rng, std::vector<int>(s.paused.begin(), s.paused.end()));
+      s.paused.erase(f.target);
+    } else {
+      f.kind = Fault::Kind::truncate;
+      f.target = static_cast<int>(uniform(rng, 0, static_cast<int64_t>(schema.tables.size()) - 1));
+    }
+    return f;
+  }
+}
+
+Step random_burst(Rng& rng, const Schema& schema, PlanState& s, int faults) {
+  Step b;
+  b.kind = Step::Kind::burst;
+  b.writers = static_cast<int>(uniform(rng, 1, 4));
+  b.ops_each = static_cast<int>(uniform(rng, 20, 120));
+  b.seed = rng() >> 16;
+  for (int t : s.deferred) {
+    b.faults.push_back(fault_of(Fault::Kind::define, static_cast<int>(uniform(rng, 0, 90)), t));
+  }
+  for (int i = 0; i < faults; ++i) b.faults.push_back(random_fault(rng, schema, s));
+  // Deferred defines become pausable only after this burst.
+  s.defined.insert(s.deferred.begin(), s.deferred.end());
+  s.deferred.clear();
+  std::stable_sort(b.faults.begin(), b.faults.end(),
+                   [](const Fault& a, const Fault& c) { return a.at_percent < c.at_percent; });
+  return b;
+}
+
+}  // namespace
+
+Plan random_plan(Rng& rng, const Schema& schema, const Program& program, int rounds) {
+  Plan p;
+  p.workers.push_back(random_worker(rng, true));
+  int extra = static_cast<int>(uniform(rng, 0, 2));
+  for (int i = 0; i < extra; ++i) p.workers.push_back(random_worker(rng, false));
+  if (extra == 0 && p.workers[0].drain_threads == 0) p.workers[0].drain_threads = 1;
+
+  PlanState s;
+  for (size_t i = 0; i < program.transforms.size(); ++i) {
+    int t = static_cast<int>(i);
+    if (program.transforms[i].level != 0) continue;
+    if (chance(rng, 0.25)) {
+      s.deferred.push_back(t);
+    } else {
+      p.steps.push_back(define_step(t));
+      s.defined.insert(t);
+    }
+  }
+  for (int r = 0; r <= rounds; ++r) {
+    bool last = r == rounds;
+    int faults = last ? 0 : static_cast<int>(uniform(rng, 0, 2));
+    Step burst = random_burst(rng, schema, s, faults);
+    if (last && !s.paused.empty() && chance(rng, 0.5)) {
+      for (int t : s.paused) burst.faults.push_back(fault_of(Fault::Kind::resume, 50, t));
+      s.paused.clear();
+    }
+    p.steps.push_back(std::move(burst));
+    Step quiesce;
+    quiesce.kind = Step::Kind::quiesce;
+    p.steps.push_back(quiesce);
+    if (last) break;
+    // A chained transform is defined after a quiesce, once its upstream is
+    // live (defined and not paused).
+    for (size_t i = 0; i < program.transforms.size(); ++i) {
+      const Transform& t = program.transforms[i];
+      int idx = static_cast<int>(i);
+      if (t.level == 0 || s.defined.count(idx) || !s.defined.count(t.upstream) ||
+          s.paused.count(t.upstream) || !(chance(rng, 0.6) || r + 2 >= rounds))
+        continue;
+      p.steps.push_back(define_step(idx));
+      s.defined.insert(idx);
+    }
+  }
+  return p;
+}
+
+}  // namespace trellis::gen

@@ -1,0 +1,44 @@
+// Random valid transform definitions over a random schema: 1-1 transforms
+// (expressions, WHERE), GROUP BY transforms (every kind of aggregate the
+// kinds allow, expressions over aggregates, FILTER, ordered aggregates,
+// WITH and WITHOUT a source index) and chains of them over other targets.
+// Expressions never overflow on the schema's extreme values, so the plain
+// SELECT (the oracle) never errors, and float aggregates only see exact
+// binary fractions, so their sums do not depend on the row order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "generative/random_schema.hpp"
+
+namespace trellis::gen {
+
+// Something a transform reads: a source table or another transform's target.
+struct Relation {
+  std::string name;
+  std::vector<Column> columns;          // readable columns (keys included)
+  std::vector<std::string> order_keys;  // a total order of its rows ("" list: none)
+  std::vector<std::string> key;         // its key columns (none for an aggregate target)
+};
+
+struct Transform {
+  std::string name;
+  std::string source;
+  int upstream = -1;  // index of the transform whose target it reads, -1 for a table
+  int level = 0;      // 0 over a table, upstream level + 1 otherwise
+  bool aggregate = false;
+  std::string prepare;    // SQL run before the define (an index on an upstream target)
+  std::string statement;  // the TRANSFORM statement
+  Relation target;        // what a transform downstream can read
+};
+
+struct Program {
+  std::vector<Transform> transforms;
+  std::string describe() const;
+};
+
+// Adds the source indexes its GROUP BY transforms need to `schema`.
+Program random_program(Rng& rng, Schema& schema);
+
+}  // namespace trellis::gen
