@@ -12,12 +12,6 @@ const compile::TransformSql& Rederiver::sql(const catalog::TransformDef& def) {
   return it->second.second;
 }
 
-void Rederiver::append_steps(const catalog::TransformDef& def, size_t first, size_t last,
-                             std::vector<Statement>& out) {
-  const auto& steps = sql(def).steps;
-  for (size_t i = first; i < last && i < steps.size(); ++i) out.push_back({steps[i], {}});
-}
-
 void Rederiver::append(const std::vector<catalog::TransformDef>& readers,
                        std::vector<Statement>& out) {
   for (const auto& def : readers) {

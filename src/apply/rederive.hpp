@@ -22,9 +22,6 @@ class Rederiver {
   // Appends, per transform in lock order (I5), its re-derive steps: the lock
   // first, the reads in later statements (I1).
   void append(const std::vector<catalog::TransformDef>& readers, std::vector<Statement>& out);
-  // Appends steps [first, last) of one transform (build chunks run a part).
-  void append_steps(const catalog::TransformDef& def, size_t first, size_t last,
-                    std::vector<Statement>& out);
 
  private:
   std::map<int, std::pair<int, compile::TransformSql>> cache_;

@@ -64,11 +64,11 @@ void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) 
   std::vector<apply::Statement> stmts;
   if (phase == "groups") {
     stmts.push_back({sql.page_group_range, {cursor, upper}});
-    rederiver_.append_steps(def, sql.build_step_count, sql.steps.size(), stmts);
+    for (const auto& step : sql.group_steps) stmts.push_back({step, {}});
   } else {
     stmts.push_back(
         {phase == "target" ? sql.page_sweep_range : sql.page_source_range, {cursor, upper}});
-    rederiver_.append_steps(def, 0, sql.build_step_count, stmts);
+    for (const auto& step : sql.build_steps) stmts.push_back({step, {}});
   }
   stmts.push_back({sql_.advance_build, {id, upper}});
   std::string next = upper ? phase : next_phase(phase, sweep, sql);

@@ -19,7 +19,42 @@ Column column_from(const nlohmann::json& j) {
   return c;
 }
 
+nlohmann::json field_json(const Field& f) {
+  nlohmann::json j = {{"name", f.name}, {"sql", f.sql}, {"column", column_json(f.column)}};
+  if (!f.incremental) return j;
+  auto calls = nlohmann::json::array();
+  for (const auto& c : f.calls)
+    calls.push_back(
+        {{"begin", c.begin}, {"end", c.end}, {"kind", c.kind}, {"accumulator", c.accumulator}});
+  j["calls"] = calls;
+  return j;
+}
+
+Field field_from(const nlohmann::json& j) {
+  Field f;
+  f.name = j.at("name");
+  f.sql = j.at("sql");
+  f.column = column_from(j.at("column"));
+  if (!j.contains("calls")) return f;
+  f.incremental = true;
+  for (const auto& c : j.at("calls"))
+    f.calls.push_back({c.at("begin"), c.at("end"), c.at("kind"), c.at("accumulator")});
+  return f;
+}
+
 }  // namespace
+
+bool TransformDef::any_incremental() const {
+  for (const auto& f : fields)
+    if (f.incremental) return true;
+  return false;
+}
+
+bool TransformDef::any_recomputed() const {
+  for (const auto& f : fields)
+    if (!f.incremental) return true;
+  return false;
+}
 
 nlohmann::json columns_to_json(const std::vector<Column>& cols) {
   auto arr = nlohmann::json::array();
@@ -35,8 +70,10 @@ std::vector<Column> columns_from_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const TransformDef& d) {
   auto fields = nlohmann::json::array();
-  for (const auto& f : d.fields)
-    fields.push_back({{"name", f.name}, {"sql", f.sql}, {"column", column_json(f.column)}});
+  for (const auto& f : d.fields) fields.push_back(field_json(f));
+  auto accumulators = nlohmann::json::array();
+  for (const auto& a : d.accumulators)
+    accumulators.push_back({{"arg", a.arg_sql}, {"type", a.arg_type}, {"summed", a.summed}});
   nlohmann::json j = {{"target_schema", d.target_schema},
                       {"target_table", d.target_table},
                       {"source_schema", d.source_schema},
@@ -48,6 +85,7 @@ nlohmann::json to_json(const TransformDef& d) {
                       {"shape", d.shape},
                       {"group", columns_to_json(d.group)},
                       {"ledger", columns_to_json(d.ledger)},
+                      {"accumulators", accumulators},
                       {"without_source_index", d.without_source_index}};
   j["where"] = d.where_sql ? nlohmann::json(*d.where_sql) : nlohmann::json();
   return j;
@@ -62,8 +100,9 @@ TransformDef transform_from_json(const nlohmann::json& j) {
   d.alias = j.at("alias");
   d.key = columns_from_json(j.at("key"));
   d.reads = columns_from_json(j.at("reads"));
-  for (const auto& f : j.at("fields"))
-    d.fields.push_back({f.at("name"), f.at("sql"), column_from(f.at("column"))});
+  for (const auto& f : j.at("fields")) d.fields.push_back(field_from(f));
+  for (const auto& a : j.value("accumulators", nlohmann::json::array()))
+    d.accumulators.push_back({a.at("arg"), a.at("type"), a.at("summed")});
   if (j.contains("where") && !j.at("where").is_null()) d.where_sql = j.at("where");
   d.shape = j.value("shape", "one_to_one");
   if (j.contains("group")) d.group = columns_from_json(j.at("group"));

@@ -18,10 +18,34 @@ struct Column {
   bool comparable = true;  // has a default btree equality; otherwise compared as text
 };
 
+// An invertible aggregate call inside an aggregate field: the field reads it
+// from running state on the target instead of recomputing it (DESIGN §4.4).
+struct IncrementalCall {
+  size_t begin = 0;  // byte range of the call in Field::sql
+  size_t end = 0;
+  std::string kind;     // count_star | count | sum | avg
+  int accumulator = 0;  // 1-based index into TransformDef::accumulators; 0 for count_star
+};
+
 struct Field {
   std::string name;
   std::string sql;  // canonical expression SQL
   Column column;    // result type
+  // Aggregate fields whose every aggregate call is invertible are computed
+  // from running state (`calls` replaced); the rest are recomputed from the
+  // ledger for each touched group.
+  bool incremental = false;
+  std::vector<IncrementalCall> calls;
+};
+
+// Running state kept on an aggregate target for one distinct argument of
+// COUNT/SUM/AVG: its non-null count and, when summed, its sum (and, for
+// numeric arguments, how many of the values are NaN).
+struct Accumulator {
+  std::string arg_sql;   // canonical argument SQL over the source alias
+  std::string arg_type;  // smallint/integer/bigint, numeric(p,s), or any type when only counted
+  bool summed = false;
+  bool numeric() const { return arg_type.rfind("numeric", 0) == 0; }
 };
 
 struct TransformDef {
@@ -43,6 +67,7 @@ struct TransformDef {
   // the other source columns the fields read, copied into the ledger.
   std::vector<Column> group;
   std::vector<Column> ledger;
+  std::vector<Accumulator> accumulators;
   bool without_source_index = false;
   std::string statement;
   // Runtime, not definition: the target is itself captured (another
@@ -52,6 +77,8 @@ struct TransformDef {
   std::string target_name() const { return target_schema + "." + target_table; }
   std::string source_name() const { return source_schema + "." + source_table; }
   std::string ledger_table() const { return target_table + "__ledger"; }
+  bool any_incremental() const;
+  bool any_recomputed() const;
 };
 
 // A table whose changes are captured into the ring.

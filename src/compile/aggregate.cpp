@@ -3,14 +3,17 @@
 // elements as equal, so NULL groups match by index) next to the declared
 // identity UNIQUE NULLS NOT DISTINCT over the group columns. The ledger
 // names its copy "__ledger_group", so a ledger keyed by an upstream
-// aggregate target's "__group" does not clash. Every field is
-// recomputed for each touched group from the ledger, with the user's own
-// expression evaluated over the ledger under the source's alias, so results
-// are exactly PostgreSQL's for any aggregate.
+// aggregate target's "__group" does not clash. Incremental fields (see
+// aggregate_state.hpp) are computed from running state the page folds each
+// group's delta into; every other field is recomputed for each touched group
+// from the ledger, with the user's own expression evaluated over the ledger
+// under the source's alias, so results are exactly PostgreSQL's for any
+// aggregate. A build's groups phase sets state and fields from the ledger.
 #include "compile/aggregate.hpp"
 
 #include <fmt/format.h>
 
+#include "compile/aggregate_state.hpp"
 #include "compile/key_codec.hpp"
 #include "compile/shared_sql.hpp"
 #include "compile/sql_text.hpp"
@@ -76,6 +79,7 @@ std::vector<std::string> create(const TransformDef& d) {
   std::string cols;
   for (const auto& g : d.group) cols += column_ddl(g, false) + ", ";
   for (const auto& f : d.fields) cols += column_ddl(f.column, false) + ", ";
+  cols += state_columns_ddl(d);
   std::string ledger_cols;
   for (const auto& k : d.key) ledger_cols += column_ddl(k, true) + ", ";
   for (const auto& c : ledger_columns(d)) ledger_cols += column_ddl(c, false) + ", ";
@@ -95,7 +99,50 @@ std::string lock_entries(const TransformDef& d) {
   return lock_rows(ledger(d), d.key, key_tuple(d.key, ""), rows);
 }
 
-std::string rewrite_entries(const TransformDef& d) {
+// The touched groups the rewrite records: old and new groups of the page's
+// entries, each with its state delta (new contributions minus old) when
+// `with_deltas` and some field is incremental.
+std::string touched_groups(const TransformDef& d, bool with_deltas) {
+  if (!with_deltas || !d.any_incremental())
+    return fmt::format(
+        "INSERT INTO {0} (tid, grp) SELECT {1}, \"__ledger_group\" FROM __trellis_old UNION SELECT "
+        "{1}, \"__ledger_group\" FROM __trellis_src ON CONFLICT DO NOTHING",
+        kGroupsTable, d.id);
+  std::vector<std::string> contribs = contributions(d);
+  std::string removed, added, sums;
+  for (size_t i = 0; i < contribs.size(); ++i) {
+    std::string name = "\"__d" + std::to_string(i + 1) + "\"";
+    removed += ", -" + name;
+    added += ", " + contribs[i];
+    sums += (i ? ", " : "") + fmt::format("sum(__d.{})::numeric", name);
+  }
+  std::string names;
+  for (size_t i = 0; i < contribs.size(); ++i) names += ", \"__d" + std::to_string(i + 1) + "\"";
+  return fmt::format(
+      "INSERT INTO {0} (tid, grp, delta) SELECT {1}, __d.grp, ARRAY[{2}] FROM (SELECT "
+      "\"__ledger_group\"{3} FROM __trellis_old UNION ALL SELECT {4}.\"__ledger_group\"{5} FROM "
+      "__trellis_src AS {4}) AS __d (grp{6}) GROUP BY __d.grp ON CONFLICT DO NOTHING",
+      kGroupsTable, d.id, sums, removed, ident(d.alias), added, names);
+}
+
+// The page's present ledger entries before the rewrite, with their
+// contributions when deltas are recorded.
+std::string old_entries(const TransformDef& d, bool with_deltas) {
+  std::string alias = ident(d.alias);
+  std::string cols;
+  if (with_deltas) {
+    std::vector<std::string> contribs = contributions(d);
+    for (size_t i = 0; i < contribs.size(); ++i)
+      cols += fmt::format(", {} AS \"__d{}\"", contribs[i], i + 1);
+  }
+  return fmt::format(
+      "SELECT {0}.\"__ledger_group\"{1} FROM {2} AS {0} WHERE {0}.\"__present\" AND {3} IN "
+      "(SELECT {4} FROM __trellis_keys)",
+      alias, cols, ledger(d), key_tuple(d.key, alias),
+      join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }));
+}
+
+std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
   std::string alias = ident(d.alias);
   std::vector<Column> stored = d.key;
   for (const auto& c : ledger_columns(d)) stored.push_back(c);
@@ -112,19 +159,16 @@ std::string rewrite_entries(const TransformDef& d) {
   std::string sets;
   for (const auto& c : ledger_columns(d)) sets += ident(c.name) + " = __s." + ident(c.name) + ", ";
   return fmt::format(
-      "WITH __trellis_keys AS ({0}), __trellis_src AS ({1}), "
-      "__trellis_old AS (SELECT __l.\"__ledger_group\" FROM {2} __l JOIN __trellis_keys __k ON {3} "
-      "WHERE __l.\"__present\"), "
-      "__trellis_touch AS (INSERT INTO {4} (tid, grp) SELECT {5}, \"__ledger_group\" FROM "
-      "__trellis_old "
-      "UNION SELECT {5}, \"__ledger_group\" FROM __trellis_src ON CONFLICT DO NOTHING), "
-      "__trellis_upd AS (UPDATE {2} __l SET {6}\"__ledger_group\" = __s.\"__ledger_group\", "
+      "WITH __trellis_keys AS ({0}), __trellis_src AS ({1}), __trellis_old AS ({2}), "
+      "__trellis_touch AS ({3}), "
+      "__trellis_upd AS (UPDATE {4} __l SET {5}\"__ledger_group\" = __s.\"__ledger_group\", "
       "\"__present\" = "
-      "true FROM __trellis_src __s WHERE {7}), "
-      "__trellis_del AS (DELETE FROM {2} __l USING __trellis_keys __k WHERE {3} AND NOT EXISTS "
-      "(SELECT 1 FROM __trellis_src __s WHERE {7})) SELECT 1",
-      page_keys_cte(d), src, ledger(d), key_equal(d.key, "__l", "__k"), kGroupsTable, d.id, sets,
-      key_equal(d.key, "__l", "__s"));
+      "true FROM __trellis_src __s WHERE {6}), "
+      "__trellis_del AS (DELETE FROM {4} __l USING __trellis_keys __k WHERE {7} AND NOT EXISTS "
+      "(SELECT 1 FROM __trellis_src __s WHERE {6})) SELECT 1",
+      page_keys_cte(d), src, old_entries(d, with_deltas && d.any_incremental()),
+      touched_groups(d, with_deltas), ledger(d), sets, key_equal(d.key, "__l", "__s"),
+      key_equal(d.key, "__l", "__k"));
 }
 
 std::string lock_groups(const TransformDef& d) {
@@ -135,13 +179,18 @@ std::string lock_groups(const TransformDef& d) {
   return lock_rows(target(d), cols, "(\"__group\")", rows);
 }
 
+// The definition's grouped SELECT over `from_table` (the source or the
+// ledger) under the source's alias; `fields` picks the fields computed,
+// `extra` adds select items.
 std::string grouped_select(const TransformDef& d, const std::string& from_table,
-                           const std::string& filter, bool with_group_key) {
+                           const std::string& filter, bool with_group_key,
+                           const std::vector<Field>& fields, const std::string& extra = "") {
   std::string alias = ident(d.alias);
   std::string cols = join<Column>(d.group, ", ", [&](const Column& c) {
     return alias + "." + ident(c.name) + " AS " + ident(c.name);
   });
-  for (const auto& f : d.fields) cols += ", (" + f.sql + ") AS " + ident(f.name);
+  for (const auto& f : fields) cols += ", (" + f.sql + ") AS " + ident(f.name);
+  cols += extra;
   std::string group_by =
       join<Column>(d.group, ", ", [&](const Column& c) { return alias + "." + ident(c.name); });
   if (with_group_key) {
@@ -152,22 +201,36 @@ std::string grouped_select(const TransformDef& d, const std::string& from_table,
                      group_by);
 }
 
-std::string recompute(const TransformDef& d) {
-  std::string alias = ident(d.alias);
-  std::string agg = grouped_select(
+// The touched groups' present ledger rows, grouped, for `fields`.
+std::string ledger_aggregate(const TransformDef& d, const std::vector<Field>& fields,
+                             const std::string& extra = "") {
+  return grouped_select(
       d, ledger(d),
       fmt::format(
           " WHERE {0}.\"__present\" AND {0}.\"__ledger_group\" IN (SELECT grp FROM __trellis_g)",
-          alias),
-      true);
+          ident(d.alias)),
+      true, fields, extra);
+}
+
+// Groups phase: every field and the state set from the ledger, empty groups
+// deleted; rows already equal are left unwritten.
+std::string recompute(const TransformDef& d) {
+  std::string agg = ledger_aggregate(d, d.fields, absolute_state(d));
+  std::vector<std::string> written;
+  for (const auto& f : d.fields) written.push_back(f.name);
+  for (const auto& c : state_columns(d)) written.push_back(c);
   std::string update = "SELECT 1 WHERE false";
-  if (!d.fields.empty()) {
-    std::string sets = join<Field>(
-        d.fields, ", ", [](const Field& f) { return ident(f.name) + " = __s." + ident(f.name); });
+  if (!written.empty()) {
+    std::string sets = join<std::string>(
+        written, ", ", [](const std::string& c) { return ident(c) + " = __s." + ident(c); });
+    std::string differs = join<Field>(d.fields, " OR ", changed);
+    for (const auto& c : state_columns(d))
+      differs += fmt::format("{0}__t.{1} IS DISTINCT FROM __s.{1}", differs.empty() ? "" : " OR ",
+                             ident(c));
     update = fmt::format(
         "UPDATE {} AS __t SET {} FROM __trellis_agg __s WHERE __t.\"__group\" = __s.\"__group\" "
         "AND ({}) RETURNING 1",
-        target(d), sets, join<Field>(d.fields, " OR ", changed));
+        target(d), sets, differs);
   }
   return fmt::format(
       "WITH __trellis_g AS (SELECT grp FROM {0} WHERE tid = {1}), __trellis_agg AS ({2}), "
@@ -178,6 +241,60 @@ std::string recompute(const TransformDef& d) {
       kGroupsTable, d.id, agg, update, target(d));
 }
 
+// Drain page: fold each touched group's delta into its state, compute the
+// incremental fields from the new state and recompute the others from the
+// ledger; a group whose member count reaches zero is deleted. Before a
+// build's groups phase has run, state may be partial (even negative); such
+// rows keep their state and get NULL fields until that phase sets them.
+std::string apply_deltas(const TransformDef& d) {
+  if (!d.any_incremental()) return recompute(d);
+  std::string alias = ident(d.alias);
+  std::vector<std::string> state = state_columns(d);
+  std::string state_cols;
+  for (size_t i = 0; i < state.size(); ++i)
+    state_cols += fmt::format(", (__t.{0} + __g.delta[{1}])::{2} AS {0}", ident(state[i]), i + 1,
+                              state_column_type(state[i]));
+  std::string group_cols;
+  for (const auto& g : d.group) group_cols += ", __t." + ident(g.name);
+  std::vector<Field> recomputed;
+  for (const auto& f : d.fields)
+    if (!f.incremental) recomputed.push_back(f);
+  // Incremental fields are evaluated over the state alone (bare references
+  // are group columns), then joined to the recomputed ones.
+  std::string incremental_cols;
+  for (const auto& c : state) incremental_cols += ", " + alias + "." + ident(c);
+  for (const auto& f : d.fields)
+    if (f.incremental)
+      incremental_cols += fmt::format(", CASE WHEN {}.\"__n\" > 0 THEN ({}) END AS {}", alias,
+                                      field_from_state(d, f, alias), ident(f.name));
+  std::string new_rows =
+      fmt::format("SELECT {0}.\"__group\"{1} FROM __trellis_state AS {0}", alias, incremental_cols);
+  std::string agg_cte;
+  if (!recomputed.empty()) {
+    agg_cte = fmt::format("__trellis_agg AS ({}), ", ledger_aggregate(d, recomputed));
+    new_rows = fmt::format(
+        "SELECT __i.*{} FROM ({}) __i LEFT JOIN __trellis_agg __a ON __a.\"__group\" = "
+        "__i.\"__group\"",
+        join<Field>(recomputed, "", [](const Field& f) { return ", __a." + ident(f.name); }),
+        new_rows);
+  }
+  std::vector<std::string> written = state;
+  for (const auto& f : d.fields) written.push_back(f.name);
+  std::string sets = join<std::string>(
+      written, ", ", [](const std::string& c) { return ident(c) + " = __s." + ident(c); });
+  return fmt::format(
+      "WITH __trellis_g AS (SELECT grp, delta FROM {0} WHERE tid = {1}), "
+      "__trellis_state AS (SELECT __t.\"__group\"{2}{3} FROM {4} AS __t JOIN __trellis_g __g ON "
+      "__t.\"__group\" = __g.grp), {5}"
+      "__trellis_new AS ({6}), "
+      "__trellis_upd AS (UPDATE {4} AS __t SET {7} FROM __trellis_new __s WHERE __t.\"__group\" = "
+      "__s.\"__group\" AND __s.\"__n\" <> 0 RETURNING 1), "
+      "__trellis_del AS (DELETE FROM {4} AS __t USING __trellis_new __s WHERE __t.\"__group\" = "
+      "__s.\"__group\" AND __s.\"__n\" = 0 RETURNING 1) "
+      "SELECT (SELECT count(*) FROM __trellis_upd), (SELECT count(*) FROM __trellis_del)",
+      kGroupsTable, d.id, group_cols, state_cols, target(d), agg_cte, new_rows, sets);
+}
+
 }  // namespace
 
 TransformSql compile_aggregate(const TransformDef& d) {
@@ -185,8 +302,9 @@ TransformSql compile_aggregate(const TransformDef& d) {
   std::string source = qualified(d.source_schema, d.source_table);
   sql.create = create(d);
   sql.drop = {"DROP TABLE IF EXISTS " + ledger(d), "DROP TABLE IF EXISTS " + target(d)};
-  sql.steps = {lock_entries(d), rewrite_entries(d), lock_groups(d), recompute(d)};
-  sql.build_step_count = 2;
+  sql.steps = {lock_entries(d), rewrite_entries(d, true), lock_groups(d), apply_deltas(d)};
+  sql.build_steps = {lock_entries(d), rewrite_entries(d, false)};
+  sql.group_steps = {lock_groups(d), recompute(d)};
   // Groups the ledger holds and groups the target holds (a RESUME may have
   // emptied some): every one is recomputed once.
   std::string all_groups = fmt::format(
@@ -207,7 +325,7 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.page_source_range = page_range(d, source);
   sql.page_sweep_range = page_range(d, ledger(d));
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
-  sql.oracle_select = grouped_select(d, source, where, false);
+  sql.oracle_select = grouped_select(d, source, where, false, d.fields);
   return sql;
 }
 

@@ -81,7 +81,7 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   sql.create = {create_target(d)};
   sql.drop = {"DROP TABLE IF EXISTS " + target};
   sql.steps = {lock(d), derive(d)};
-  sql.build_step_count = sql.steps.size();
+  sql.build_steps = sql.steps;
   sql.page_all_held_keys = page_all_keys(d, target);
   sql.source_chunk_bound = chunk_bound(d.key, source);
   sql.sweep_chunk_bound = chunk_bound(d.key, target);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "compile/aggregate_state.hpp"
 #include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
 
@@ -21,7 +22,12 @@ bool is_float(const catalog::Column& c) {
 // and with float fields rounded.
 std::string row_json(const catalog::TransformDef& def, const std::string& alias) {
   if (def.shape != "aggregate") return fmt::format("to_jsonb({})", alias);
-  std::string out = fmt::format("to_jsonb({}) - '__group'", alias);  // the hidden identity
+  // The hidden identity and the running state of incremental fields.
+  std::vector<std::string> hidden = state_columns(def);
+  hidden.insert(hidden.begin(), "__group");
+  std::string out =
+      fmt::format("to_jsonb({}) - ARRAY[{}]::text[]", alias,
+                  join<std::string>(hidden, ", ", [](const std::string& c) { return literal(c); }));
   for (const auto& f : def.fields) {
     if (!is_float(f.column)) continue;
     std::string pattern = f.column.type == "real" ? "9.99999EEEE" : "9.99999999999EEEE";

@@ -18,7 +18,7 @@ std::vector<std::string> create_temp_tables_sql() {
       "CREATE TEMP TABLE IF NOT EXISTS trellis_page (tbl int NOT NULL, key text[] NOT NULL, "
       "PRIMARY KEY (tbl, key)) ON COMMIT DELETE ROWS",
       "CREATE TEMP TABLE IF NOT EXISTS trellis_groups (tid int NOT NULL, grp text[] NOT NULL, "
-      "PRIMARY KEY (tid, grp)) ON COMMIT DELETE ROWS"};
+      "delta numeric[], PRIMARY KEY (tid, grp)) ON COMMIT DELETE ROWS"};
 }
 
 std::string column_ddl(const Column& c, bool not_null) {

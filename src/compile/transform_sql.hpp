@@ -34,15 +34,17 @@ struct TransformSql {
   // Build: fill the page with keys in ($1, $2] ($1/$2 may be NULL for open ends).
   std::string page_source_range;
   std::string page_sweep_range;
-  // How many leading steps a build chunk runs. Aggregates stop before the
-  // group steps: their build ends with a "groups" phase that recomputes each
-  // group once, in chunks of groups, instead of once per source chunk.
-  size_t build_step_count = 0;
+  // The steps a build chunk runs. Aggregates only rewrite the ledger: their
+  // build ends with a "groups" phase that recomputes each group once, in
+  // chunks of groups, instead of once per source chunk.
+  std::vector<std::string> build_steps;
   // The groups phase (aggregates only; empty otherwise): $1 = cursor, $2 =
   // chunk size -> the chunk's last group; fill the touched-groups table with
-  // the groups in ($1, $2]; then run the steps from build_step_count on.
+  // the groups in ($1, $2]; then run group_steps (lock the groups, set their
+  // fields and state from the ledger).
   std::string group_chunk_bound;
   std::string page_group_range;
+  std::vector<std::string> group_steps;
   // The definition as a plain SELECT, for the oracle.
   std::string oracle_select;
 };

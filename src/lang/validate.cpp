@@ -11,6 +11,7 @@
 
 #include "compile/probe.hpp"
 #include "compile/sql_text.hpp"
+#include "lang/incremental_plan.hpp"
 #include "lang/introspect.hpp"
 #include "lang/tokens.hpp"
 #include "pg/sql_error.hpp"
@@ -281,7 +282,11 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
              fmt::format("{} at {} has type {}, which a table column cannot hold; cast it to a "
                          "concrete type",
                          what, at, col.type));
-    def.fields.push_back({f.name, f.expr.sql, col});
+    catalog::Field field;
+    field.name = f.name;
+    field.sql = f.expr.sql;
+    field.column = col;
+    def.fields.push_back(std::move(field));
   }
   if (stmt.where) {
     std::string at = where_at(stmt, stmt.where->position);
@@ -294,6 +299,7 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
           [&](const pg::SqlError& e) { return immutability_problem(e, *stmt.where); });
     def.where_sql = stmt.where->sql;
   }
+  if (aggregate) plan_incremental(conn, def);
   // txn rolls back: the probe views never outlive validation
 }
 

@@ -1,0 +1,114 @@
+// Incremental field planning; see incremental_plan.hpp.
+#include "lang/incremental_plan.hpp"
+
+#include <regex>
+
+#include "compile/probe.hpp"
+#include "lang/aggregate_calls.hpp"
+#include "lang/introspect.hpp"
+#include "pg/sql_error.hpp"
+
+namespace trellis::lang {
+namespace {
+
+using catalog::Accumulator;
+using catalog::IncrementalCall;
+using catalog::TransformDef;
+
+// The argument's type as PostgreSQL resolves it, or "" when it cannot tell.
+std::string argument_type(pg::Connection& conn, const TransformDef& def, const std::string& arg) {
+  const std::string view = "trellis_probe_argument";
+  try {
+    conn.exec("SAVEPOINT trellis_argument");
+    conn.exec(compile::probe_field_view(view, def.source_schema, def.source_table, def.alias, arg));
+    std::string type = view_column(conn, view, "f").type;
+    conn.exec("ROLLBACK TO SAVEPOINT trellis_argument");  // drops the view
+    return type;
+  } catch (const pg::SqlError&) {
+    if (!conn.healthy()) throw;
+    conn.exec("ROLLBACK TO SAVEPOINT trellis_argument");
+    return "";
+  }
+}
+
+bool exact_summable(const std::string& type) {
+  static const std::regex kScaledNumeric(R"(numeric\(\d+,\d+\))");
+  return type == "smallint" || type == "integer" || type == "bigint" ||
+         std::regex_match(type, kScaledNumeric);
+}
+
+class Planner {
+ public:
+  Planner(pg::Connection& conn, TransformDef& def) : conn_(conn), def_(def) {}
+
+  void plan_field(catalog::Field& field) {
+    std::vector<Accumulator> before = def_.accumulators;
+    std::vector<IncrementalCall> calls;
+    for (const auto& call : find_aggregate_calls(field.sql)) {
+      auto planned = plan_call(call);
+      if (!planned) {  // recomputed from the ledger
+        def_.accumulators = std::move(before);
+        return;
+      }
+      calls.push_back(*planned);
+    }
+    field.incremental = true;
+    field.calls = std::move(calls);
+  }
+
+ private:
+  std::optional<IncrementalCall> plan_call(const AggregateCall& call) {
+    if (!call.builtin || !call.plain) return std::nullopt;
+    IncrementalCall out{call.begin, call.end, "", 0};
+    if (call.name == "count" && call.star) {
+      out.kind = "count_star";
+      return out;
+    }
+    if (call.args != 1 || call.arg_sql.empty()) return std::nullopt;
+    if (call.name == "count") {
+      out.kind = "count";
+      out.accumulator = accumulator(call.arg_sql, "", false);
+      return out;
+    }
+    if (call.name != "sum" && call.name != "avg") return std::nullopt;
+    std::string type = typed(call.arg_sql);
+    if (!exact_summable(type)) return std::nullopt;
+    out.kind = call.name;
+    out.accumulator = accumulator(call.arg_sql, type, true);
+    return out;
+  }
+
+  std::string typed(const std::string& arg) {
+    for (const auto& a : def_.accumulators)
+      if (a.arg_sql == arg && !a.arg_type.empty()) return a.arg_type;
+    return argument_type(conn_, def_, arg);
+  }
+
+  // Index (1-based) of the accumulator for `arg`, created or widened to sum.
+  int accumulator(const std::string& arg, const std::string& type, bool summed) {
+    auto& accs = def_.accumulators;
+    for (size_t i = 0; i < accs.size(); ++i) {
+      if (accs[i].arg_sql != arg) continue;
+      if (summed) {
+        accs[i].summed = true;
+        accs[i].arg_type = type;
+      }
+      return static_cast<int>(i + 1);
+    }
+    accs.push_back(Accumulator{arg, type, summed});
+    return static_cast<int>(accs.size());
+  }
+
+  pg::Connection& conn_;
+  TransformDef& def_;
+};
+
+}  // namespace
+
+void plan_incremental(pg::Connection& conn, TransformDef& def) {
+  def.accumulators.clear();
+  Planner planner(conn, def);
+  for (auto& f : def.fields) planner.plan_field(f);
+}
+
+}  // namespace trellis::lang

@@ -1,0 +1,21 @@
+// Decides, at define time, which fields of a GROUP BY transform are kept up
+// to date by increments and which are recomputed from the ledger. A field is
+// incremental when each of its aggregate calls is invertible: COUNT(*),
+// COUNT(x), and SUM/AVG over smallint, integer, bigint or numeric with a
+// declared scale (whose sums are exact and whose display scale is fixed).
+// Float sums depend on row order and unconstrained numerics on the largest
+// scale present, so those, and every other aggregate (MIN, MAX, DISTINCT,
+// FILTER, ORDER BY, STRING_AGG, ...), are recomputed.
+#pragma once
+
+#include "catalog/definition.hpp"
+#include "pg/connection.hpp"
+
+namespace trellis::lang {
+
+// Fills def.accumulators and each field's `incremental` and `calls`. Runs
+// inside define's validation transaction: argument types are read from
+// temporary probe views over the source.
+void plan_incremental(pg::Connection& conn, catalog::TransformDef& def);
+
+}  // namespace trellis::lang
