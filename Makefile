@@ -28,3 +28,13 @@ format:
 
 clean:
 	rm -rf $(BUILD)
+
+# Benchmarks (bench/, docs/benchmarks.md): one JSON line per configuration on
+# stdout and appended to $(BUILD)/bench-results.jsonl. `bench` is the quick
+# mode (scaled-down sizes, a few minutes); `bench-full` runs the full sizes.
+.PHONY: bench bench-full
+bench: build
+	./$(BUILD)/bench/trellis_bench --out $(BUILD)/bench-results.jsonl
+
+bench-full: build
+	./$(BUILD)/bench/trellis_bench --full --out $(BUILD)/bench-results.jsonl

@@ -1,0 +1,66 @@
+// build: define-to-live of a populated source (10M rows in full mode, 50k in
+// quick mode), for a 1-1 transform, 100 groups and many
+// groups, with and without 2,000 single-row writes/s running. Compared with
+// CREATE TABLE AS of the same SELECT; reports the worker's peak RSS.
+#include <fmt/format.h>
+
+#include "benchmarks.hpp"
+#include "pgbench.hpp"
+#include "worker.hpp"
+
+namespace trellis::bench {
+
+void build(Run& run) {
+  int64_t rows = run.size<int64_t>(50000, 10000000);
+  int write_rate = 2000;
+  auto timeout = std::chrono::seconds(3600);
+  for (const auto& shape : standard_shapes(run, rows)) {
+    for (bool writes : {false, true}) {
+      json line = {{"shape", shape.name},
+                   {"groups", shape.groups},
+                   {"source_rows", rows},
+                   {"writes_per_s", writes ? write_rate : 0},
+                   {"drain_threads", 2}};
+      try {
+        Db db(run, "build");
+        create_source(db, rows, shape.groups);
+        line["ctas_s"] = db.timed("CREATE TABLE ctas AS " + shape.select);
+        db.sql("DROP TABLE ctas; CHECKPOINT");
+        std::unique_ptr<Pgbench> load;
+        if (writes)
+          load = std::make_unique<Pgbench>(
+              db.url(),
+              PgbenchArgs{fmt::format("\\set id random(1, {})\nUPDATE src SET amount = amount + 1, "
+                                      "grp = (grp + 1) % {} WHERE id = :id;",
+                                      rows, shape.groups),
+                          2, 3600, write_rate},
+              run.scratch_dir());
+        auto worker =
+            Worker::spawn(db.url(), 2, run.settings().tick, run.scratch_dir() + "/build.log");
+        reset_statements(db);
+        auto t0 = Clock::now();
+        db.trellis().apply(shape.statement);
+        db.wait_live(shape.target, timeout);
+        double build_s = seconds_since(t0);
+        line["top_statements"] = top_statements(db, 3);
+        if (load) load->stop();
+        line["converge_after_s"] = db.converge(timeout);
+        auto usage = worker->stop();
+        line["build_s"] = build_s;
+        line["ratio_to_ctas"] = line["ctas_s"].get<double>() / build_s;
+        line["worker_peak_rss_mb"] = usage.peak_rss_kb / 1024.0;
+        line["worker_cpu_s"] = usage.cpu_seconds;
+        std::string diff = oracle_all(db, {shape.target});
+        if (!diff.empty()) {
+          run.fail("build", line, "oracle: " + diff);
+          continue;
+        }
+        run.emit("build", line);
+      } catch (const std::exception& e) {
+        run.fail("build", line, e.what());
+      }
+    }
+  }
+}
+
+}  // namespace trellis::bench

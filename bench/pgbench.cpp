@@ -1,0 +1,106 @@
+// Runs pgbench (PostgreSQL 15's, from its bin directory) and parses its
+// summary; see pgbench.hpp.
+#include "pgbench.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "trellis/error.hpp"
+
+extern char** environ;
+
+namespace trellis::bench {
+
+namespace {
+
+std::string pgbench_path() {
+  const char* candidates[] = {"/usr/lib/postgresql/15/bin/pgbench", "/usr/bin/pgbench"};
+  for (const char* c : candidates)
+    if (::access(c, X_OK) == 0) return c;
+  throw Error(ErrorCode::internal, "pgbench not found (install postgresql-15)");
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+double match_number(const std::string& text, const std::string& pattern) {
+  std::smatch m;
+  if (std::regex_search(text, m, std::regex(pattern))) return std::stod(m[1]);
+  return 0;
+}
+
+}  // namespace
+
+Pgbench::Pgbench(const std::string& url, const PgbenchArgs& args, const std::string& dir) {
+  static std::atomic<int> counter{0};
+  std::string base =
+      dir + "/pgbench-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  std::string script_path = base + ".sql";
+  out_path_ = base + ".out";
+  std::ofstream(script_path) << args.script << "\n";
+  std::vector<std::string> a = {pgbench_path(), "-n",
+                                "-f",           script_path,
+                                "-c",           std::to_string(args.clients),
+                                "-j",           std::to_string(std::min(args.clients, 2)),
+                                "-T",           std::to_string(args.seconds),
+                                "-M",           "prepared"};
+  if (args.rate > 0) a.insert(a.end(), {"-R", std::to_string(args.rate)});
+  a.push_back(url);
+  std::vector<char*> argv;
+  for (auto& s : a) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw Error(ErrorCode::internal, "cannot start pgbench");
+}
+
+Pgbench::~Pgbench() {
+  stop();
+}
+
+void Pgbench::stop() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = 0;
+  }
+}
+
+PgbenchResult Pgbench::finish() {
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = 0;
+  std::string out = read_file(out_path_);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error(ErrorCode::internal, "pgbench failed: " + out);
+  PgbenchResult r;
+  r.tps = match_number(out, R"(tps = ([0-9.]+) \(without initial connection time\))");
+  r.transactions = static_cast<int64_t>(
+      match_number(out, R"(number of transactions actually processed: (\d+))"));
+  r.latency_ms = match_number(out, R"(latency average = ([0-9.]+) ms)");
+  r.failed = static_cast<int64_t>(match_number(out, R"(number of failed transactions: (\d+))"));
+  return r;
+}
+
+PgbenchResult pgbench(const std::string& url, const PgbenchArgs& args, const std::string& dir) {
+  return Pgbench(url, args, dir).finish();
+}
+
+}  // namespace trellis::bench

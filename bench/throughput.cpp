@@ -1,0 +1,74 @@
+// throughput: how fast the drains apply changes. A built target, its workers
+// stopped, a backlog of updates (1M changes; 100k in quick mode) committed,
+// then workers with 1, 2 or 4 drain threads started and timed to
+// convergence (50k changes and 1 or 2 threads in quick mode); then a sustained offered load and the
+// time to catch up after it. The floor is the same target rows rewritten by one plain set-based
+// statement from the source; the ratio is floor seconds / drain seconds.
+#include <fmt/format.h>
+
+#include "benchmarks.hpp"
+#include "pgbench.hpp"
+#include "worker.hpp"
+
+namespace trellis::bench {
+
+void throughput(Run& run) {
+  int64_t rows = run.size<int64_t>(50000, 1000000);
+  auto threads = run.size<std::vector<int>>({1, 2}, {1, 2, 4});
+  int sustained_rate = run.size(1000, 2000);
+  int sustained_s = run.size(3, 30);
+  auto timeout = std::chrono::seconds(1800);
+  for (const auto& shape : standard_shapes(run, rows)) {
+    for (int n : threads) {
+      json line = {{"shape", shape.name},
+                   {"groups", shape.groups},
+                   {"drain_threads", n},
+                   {"backlog_changes", rows},
+                   {"sustained_offered_per_s", sustained_rate},
+                   {"sustained_seconds", sustained_s}};
+      try {
+        Db db(run, "tp");
+        create_source(db, rows, shape.groups);
+        db.trellis().apply(shape.statement);
+        std::string log = run.scratch_dir() + "/throughput.log";
+        {
+          auto builder = Worker::spawn(db.url(), 2, run.settings().tick, log);
+          db.wait_live(shape.target, timeout);
+          db.converge(timeout);
+        }
+        create_plain_copy(db, shape, "plain_copy");
+        db.sql("CHECKPOINT");
+        line["backlog_write_s"] = update_backlog(db, rows, 10000);
+        // The floor first, while no worker runs, on the same committed rows.
+        line["floor_s"] = plain_rewrite(db, shape, "plain_copy");
+        reset_statements(db);
+        auto worker = Worker::spawn(db.url(), n, run.settings().tick, log);
+        double drain_s = db.converge(timeout);
+        line["top_statements"] = top_statements(db, 3);
+        line["drain_s"] = drain_s;
+        line["changes_per_s"] = rows / drain_s;
+        line["floor_changes_per_s"] = rows / line["floor_s"].get<double>();
+        line["ratio_to_floor"] = line["floor_s"].get<double>() / drain_s;
+        // Sustained: single-row updates at a fixed offered rate, drains running.
+        PgbenchArgs load{fmt::format("\\set id random(1, {})\nUPDATE src SET amount = amount + 1 "
+                                     "WHERE id = :id;",
+                                     rows),
+                         2, sustained_s, sustained_rate};
+        auto r = pgbench(db.url(), load, run.scratch_dir());
+        line["sustained_achieved_tps"] = r.tps;
+        line["sustained_catchup_s"] = db.converge(timeout);
+        line["worker_cpu_s"] = worker->stop().cpu_seconds;
+        std::string diff = oracle_all(db, {shape.target});
+        if (!diff.empty()) {
+          run.fail("throughput", line, "oracle: " + diff);
+          continue;
+        }
+        run.emit("throughput", line);
+      } catch (const std::exception& e) {
+        run.fail("throughput", line, e.what());
+      }
+    }
+  }
+}
+
+}  // namespace trellis::bench

@@ -1,0 +1,173 @@
+// write_tax: what maintaining derived tables costs the application's writes.
+// pgbench scripts (single-row UPDATE, single-row INSERT, 100-row INSERT; 1 and
+// 8 clients) against the same source with no capture, with Trellis capture
+// (a 1-1 and an aggregate reader, workers running), with a hand-written row
+// trigger maintaining the same aggregate synchronously, and with pg_ivm when
+// installed. The configurations of one script run back to back so they see
+// the same machine; reports TPS, the ratio to no capture, and WAL bytes per
+// source row (measured until the targets converged).
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+
+#include "benchmarks.hpp"
+#include "pgbench.hpp"
+#include "worker.hpp"
+
+namespace trellis::bench {
+
+namespace {
+
+constexpr int64_t kGroups = 100;
+
+struct Script {
+  std::string name;
+  int rows_per_txn;
+  std::string text;
+};
+
+std::vector<Script> scripts(int64_t rows) {
+  return {
+      {"update_1", 1,
+       fmt::format("\\set id random(1, {})\nUPDATE src SET amount = amount + 1 WHERE id = :id;",
+                   rows)},
+      {"insert_1", 1,
+       fmt::format("\\set g random(0, {})\nINSERT INTO src (grp, amount, note) VALUES (:g, 1.5, "
+                   "'new');",
+                   kGroups - 1)},
+      {"insert_100", 100,
+       fmt::format("INSERT INTO src (grp, amount, note) SELECT (random() * {})::int, 1.5, 'new' "
+                   "FROM generate_series(1, 100);",
+                   kGroups - 1)},
+  };
+}
+
+const char* kTriggerSql = R"(
+CREATE TABLE trig_totals (grp int PRIMARY KEY, n bigint NOT NULL, total numeric NOT NULL);
+INSERT INTO trig_totals SELECT grp, count(*), sum(amount) FROM src GROUP BY grp;
+CREATE FUNCTION trig_totals_maintain() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    UPDATE trig_totals SET n = n - 1, total = total - OLD.amount WHERE grp = OLD.grp;
+    DELETE FROM trig_totals WHERE grp = OLD.grp AND n = 0;
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    INSERT INTO trig_totals VALUES (NEW.grp, 1, NEW.amount)
+      ON CONFLICT (grp) DO UPDATE SET n = trig_totals.n + 1, total = trig_totals.total + NEW.amount;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER trig_totals_maintain AFTER INSERT OR UPDATE OR DELETE ON src
+  FOR EACH ROW EXECUTE FUNCTION trig_totals_maintain();
+)";
+
+// Rows that differ between a hand-maintained aggregate and its plain SELECT.
+std::string aggregate_diff(Db& db, const std::string& table) {
+  std::string plain =
+      "SELECT grp, count(*)::bigint AS n, sum(amount) AS total FROM src GROUP BY grp";
+  int64_t n = db.scalar(fmt::format(
+      "SELECT count(*) FROM ((SELECT grp, n::bigint, total FROM {0} EXCEPT {1}) UNION ALL ({1} "
+      "EXCEPT SELECT grp, n::bigint, total FROM {0})) d",
+      table, plain));
+  return n == 0 ? "" : fmt::format("{} rows of {} differ from the plain SELECT", n, table);
+}
+
+// One way of keeping (or not keeping) the aggregate: its database and how to check it.
+struct Config {
+  std::string name;
+  std::unique_ptr<Db> db;
+  std::unique_ptr<Worker> worker;
+  std::string skipped;
+};
+
+void set_up(Run& run, Config& c, int64_t rows) {
+  c.db = std::make_unique<Db>(run, "wt_" + c.name);
+  create_source(*c.db, rows, kGroups);
+  if (c.name == "trellis") {
+    c.db->trellis().apply(one_to_one_shape().statement);
+    c.db->trellis().apply(aggregate_shape(kGroups).statement);
+    c.worker = Worker::spawn(c.db->url(), 1, run.settings().tick, run.scratch_dir() + "/wt.log");
+    c.db->wait_live("src_view", std::chrono::seconds(600));
+    c.db->wait_live("src_totals", std::chrono::seconds(600));
+  } else if (c.name == "trigger") {
+    c.db->sql(kTriggerSql);
+  } else if (c.name == "pg_ivm") {
+    c.db->sql("CREATE EXTENSION pg_ivm");
+    c.db->app().exec(
+        "SELECT create_immv('ivm_totals', 'SELECT grp, count(*) AS n, sum(amount) AS total FROM "
+        "src GROUP BY grp')");
+  }
+  c.db->sql("CHECKPOINT");
+}
+
+std::string check(Config& c) {
+  if (c.name == "trellis") return oracle_all(*c.db, {"src_view", "src_totals"});
+  if (c.name == "trigger") return aggregate_diff(*c.db, "trig_totals");
+  if (c.name == "pg_ivm") return aggregate_diff(*c.db, "ivm_totals");
+  return "";
+}
+
+}  // namespace
+
+void write_tax(Run& run) {
+  int64_t rows = run.size<int64_t>(100000, 1000000);
+  int seconds = run.size(2, 20);
+  std::vector<Config> configs;
+  for (const char* name : {"none", "trellis", "trigger", "pg_ivm"}) {
+    configs.emplace_back();
+    configs.back().name = name;
+  }
+  Db probe(run, "wt_probe");
+  bool have_ivm =
+      probe.scalar("SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_ivm'");
+  for (auto& c : configs) {
+    if (c.name == "pg_ivm" && !have_ivm) {
+      c.skipped = "pg_ivm is not installed (no Debian package of it for PostgreSQL 15 here)";
+      run.emit("write_tax", {{"config", c.name}, {"skipped", c.skipped}});
+      continue;
+    }
+    try {
+      set_up(run, c, rows);
+    } catch (const std::exception& e) {
+      c.skipped = e.what();
+      run.fail("write_tax", {{"config", c.name}, {"phase", "setup"}}, e.what());
+    }
+  }
+  for (const auto& s : scripts(rows)) {
+    for (int clients : {1, 8}) {
+      std::optional<double> base_tps;
+      for (auto& c : configs) {
+        if (!c.skipped.empty()) continue;
+        json line = {{"config", c.name},   {"script", s.name},    {"clients", clients},
+                     {"seconds", seconds}, {"source_rows", rows}, {"groups", kGroups}};
+        if (c.name == "trellis") line["drain_threads"] = 1;
+        try {
+          int64_t wal0 = c.db->wal_bytes();
+          auto r = pgbench(c.db->url(), {s.text, clients, seconds}, run.scratch_dir());
+          if (c.name == "trellis")
+            line["converge_after_s"] = c.db->converge(std::chrono::seconds(600));
+          int64_t wal1 = c.db->wal_bytes();
+          int64_t source_rows = r.transactions * s.rows_per_txn;
+          std::string diff = check(c);
+          if (!diff.empty()) {
+            run.fail("write_tax", line, "oracle: " + diff);
+            continue;
+          }
+          if (c.name == "none") base_tps = r.tps;
+          line["tps"] = r.tps;
+          line["latency_ms"] = r.latency_ms;
+          line["failed_transactions"] = r.failed;
+          line["source_rows_written"] = source_rows;
+          line["wal_bytes_per_row"] = source_rows ? double(wal1 - wal0) / source_rows : 0.0;
+          if (base_tps && *base_tps > 0) line["ratio_to_none"] = r.tps / *base_tps;
+          run.emit("write_tax", line);
+        } catch (const std::exception& e) {
+          run.fail("write_tax", line, e.what());
+        }
+      }
+    }
+  }
+}
+
+}  // namespace trellis::bench
