@@ -40,6 +40,8 @@ class Runner {
   Runner(const Generated& g, const EpisodeHooks& hooks)
       : g_(g), hooks_(hooks), fleet_(hooks.url, hooks.worker_log) {}
 
+  const std::string& log() const { return log_; }
+
   std::string run() {
     size_t step = 0;
     try {
@@ -51,6 +53,7 @@ class Runner {
       api_ = Trellis::connect(o);
       for (; step < g_.plan.steps.size(); ++step) execute(g_.plan.steps[step]);
       fleet_.kill_all();
+      check_the_judge();
       return "";
     } catch (const StepFailure& f) {
       return report(step, f.what);
@@ -80,12 +83,13 @@ class Runner {
     }
     fleet_.kill_all();
     return fmt::format(
-        "generative failure, seed {0} (replay: TRELLIS_GEN_SEED={0})\n"
+        "generative failure, seed {0} (replay: TRELLIS_GEN_SEED={0}{8})\n"
         "failed in step {1}: {2}\n{3}\n"
         "--- statuses ---\n{4}--- what ran ---\n{5}{6}worker logs: {7}\n",
         g_.seed, step + 1,
         step < g_.plan.steps.size() ? g_.plan.steps[step].describe(g_.schema, g_.program) : "setup",
-        what, all, log_, g_.describe(), hooks_.worker_log);
+        what, all, log_, g_.describe(), hooks_.worker_log,
+        known_bugs_setting().empty() ? "" : " TRELLIS_GEN_KNOWN_BUGS=" + known_bugs_setting());
   }
 
   void execute(const Step& s) {
@@ -267,6 +271,19 @@ class Runner {
         "]");
   }
 
+  void check_the_judge() {
+    for (int t : defined_) {
+      if (paused_.count(t)) continue;
+      const std::string& name = transform(t).name;
+      if (app_->exec("SELECT count(*) FROM " + name).get_int(0, 0) == 0) continue;
+      app_->exec("DELETE FROM " + name + " WHERE ctid = (SELECT min(ctid) FROM " + name + ")");
+      if (hooks_.oracle_diff(name).empty())
+        throw StepFailure{"the oracle did not notice a row deleted from " + name};
+      log("oracle noticed a row deleted from " + name);
+      return;
+    }
+  }
+
   void quiesce() {
     std::string exited = fleet_.reap_exited();
     if (!exited.empty()) throw StepFailure{"a worker process died on its own:\n" + exited};
@@ -322,8 +339,12 @@ Generated generate(uint64_t seed) {
   return g;
 }
 
-std::string run_episode(const Generated& g, const EpisodeHooks& hooks) {
-  return Runner(g, hooks).run();
+Outcome run_episode(const Generated& g, const EpisodeHooks& hooks) {
+  Runner runner(g, hooks);
+  Outcome out;
+  out.failure = runner.run();
+  out.log = runner.log();
+  return out;
 }
 
 }  // namespace trellis::gen

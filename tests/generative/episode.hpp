@@ -36,8 +36,13 @@ struct EpisodeHooks {
   std::string worker_log;  // where the worker processes write their logs
 };
 
-// Runs the episode; "" when every quiesce matched the oracle, else the
-// failure report.
-std::string run_episode(const Generated& g, const EpisodeHooks& hooks);
+struct Outcome {
+  std::string failure;  // "" when every quiesce matched the oracle, else the report
+  std::string log;      // what ran: faults as they happened, quiesces
+};
+
+// Runs the episode. At the end, with the workers stopped, it deletes one
+// row of a target and requires the oracle to notice (the judge is live).
+Outcome run_episode(const Generated& g, const EpisodeHooks& hooks);
 
 }  // namespace trellis::gen

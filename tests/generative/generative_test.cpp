@@ -5,6 +5,7 @@
 //                            TRELLIS_GEN_QUICK_SECONDS (default 90) pass
 //   TRELLIS_GEN_SECONDS=N    long: random seeds until N seconds pass
 //   TRELLIS_GEN_SEED=S       replay seed S once
+//   TRELLIS_GEN_VERBOSE=1    also print the program and what ran of passing episodes
 // A failure prints the seed and the whole program.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -55,12 +56,15 @@ class Generative : public TrellisTest {
     hooks.restart_server = [](bool immediate) { shared_cluster().restart(immediate); };
     hooks.worker_log = worker_log_;
     auto started = std::chrono::steady_clock::now();
-    std::string failure = gen::run_episode(g, hooks);
+    gen::Outcome outcome = gen::run_episode(g, hooks);
+    const std::string& failure = outcome.failure;
     auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::printf("seed %llu: %zu table(s), %zu transform(s), %zu steps: %s (%.1fs)\n",
                 static_cast<unsigned long long>(seed), g.schema.tables.size(),
                 g.program.transforms.size(), g.plan.steps.size(), failure.empty() ? "ok" : "FAILED",
                 secs);
+    if (env_number("TRELLIS_GEN_VERBOSE").value_or(0) && failure.empty())
+      std::printf("%s--- what ran ---\n%s\n", g.describe().c_str(), outcome.log.c_str());
     std::fflush(stdout);
     app_.reset();
     if (failure.empty()) {
