@@ -209,6 +209,13 @@ class Runner {
       case Fault::Kind::define:
         define(f.target);
         break;
+      case Fault::Kind::drop:
+        apply("DROP TRANSFORM " + transform(f.target).name,
+              [&] { return status_of(transform(f.target).name) == "(none)"; });
+        paused_.erase(f.target);
+        defined_.erase(f.target);
+        log("dropped " + transform(f.target).name);
+        break;
     }
   }
 

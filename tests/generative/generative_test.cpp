@@ -6,6 +6,7 @@
 //   TRELLIS_GEN_SECONDS=N    long: random seeds until N seconds pass
 //   TRELLIS_GEN_SEED=S       replay seed S once
 //   TRELLIS_GEN_VERBOSE=1    also print the program and what ran of passing episodes
+//   TRELLIS_GEN_PRINT=1      with TRELLIS_GEN_SEED: print the program, run nothing
 // A failure prints the seed and the whole program.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -77,6 +78,10 @@ class Generative : public TrellisTest {
 
 TEST_F(Generative, RandomProgramsEqualTheirOracleUnderFaults) {
   using Clock = std::chrono::steady_clock;
+  if (auto seed = env_number("TRELLIS_GEN_SEED"); seed && env_number("TRELLIS_GEN_PRINT")) {
+    std::printf("%s", gen::generate(*seed).describe().c_str());  // the program only, no run
+    return;
+  }
   if (auto seed = env_number("TRELLIS_GEN_SEED")) {
     std::string failure = run_seed(*seed);
     if (!failure.empty()) ADD_FAILURE() << failure;

@@ -46,6 +46,9 @@ std::string Fault::describe(const Schema& schema, const Program& program) const 
     case Kind::define:
       what = "define " + program.transforms[static_cast<size_t>(target)].name;
       break;
+    case Kind::drop:
+      what = "DROP TRANSFORM " + program.transforms[static_cast<size_t>(target)].name;
+      break;
   }
   return fmt::format("at {}%: {}", at_percent, what);
 }
@@ -110,9 +113,19 @@ std::vector<int> pausable(const PlanState& s) {
   return out;
 }
 
-Fault random_fault(Rng& rng, const Schema& schema, PlanState& s) {
+// Paused transforms no defined transform reads: DROP accepts them.
+std::vector<int> droppable(const Program& program, const PlanState& s) {
+  std::vector<int> out;
+  for (int t : s.paused) {
+    bool read = false;
+    for (int r : s.defined) read = read || program.transforms[static_cast<size_t>(r)].upstream == t;
+    if (!read) out.push_back(t);
+  }
+  return out;
+}
+
+Fault random_fault(Rng& rng, const Schema& schema, const Program& program, PlanState& s) {
   Fault f;
-  f.at_percent = static_cast<int>(uniform(rng, 5, 95));
   for (;;) {
     int roll = static_cast<int>(uniform(rng, 0, 99));
     if (roll < 28) {
@@ -132,11 +145,18 @@ Fault random_fault(Rng& rng, const Schema& schema, PlanState& s) {
       f.kind = Fault::Kind::pause;
       f.target = pick(rng, can);
       s.paused.insert(f.target);
-    } else if (roll < 88) {
+    } else if (roll < 80) {
       if (s.paused.empty()) continue;
       f.kind = Fault::Kind::resume;
       f.target = pick(rng, std::vector<int>(s.paused.begin(), s.paused.end()));
       s.paused.erase(f.target);
+    } else if (roll < 88) {
+      auto can = droppable(program, s);
+      if (can.empty()) continue;
+      f.kind = Fault::Kind::drop;
+      f.target = pick(rng, can);
+      s.paused.erase(f.target);
+      s.defined.erase(f.target);
     } else {
       f.kind = Fault::Kind::truncate;
       f.target = static_cast<int>(uniform(rng, 0, static_cast<int64_t>(schema.tables.size()) - 1));
@@ -145,21 +165,25 @@ Fault random_fault(Rng& rng, const Schema& schema, PlanState& s) {
   }
 }
 
-Step random_burst(Rng& rng, const Schema& schema, PlanState& s, int faults) {
+Step random_burst(Rng& rng, const Schema& schema, const Program& program, PlanState& s,
+                  int faults) {
   Step b;
   b.kind = Step::Kind::burst;
   b.writers = static_cast<int>(uniform(rng, 1, 4));
   b.ops_each = static_cast<int>(uniform(rng, 20, 120));
   b.seed = rng() >> 16;
   for (int t : s.deferred) {
-    b.faults.push_back(fault_of(Fault::Kind::define, static_cast<int>(uniform(rng, 0, 90)), t));
+    b.faults.push_back(fault_of(Fault::Kind::define, 0, t));
   }
-  for (int i = 0; i < faults; ++i) b.faults.push_back(random_fault(rng, schema, s));
+  for (int i = 0; i < faults; ++i) b.faults.push_back(random_fault(rng, schema, program, s));
   // Deferred defines become pausable only after this burst.
   s.defined.insert(s.deferred.begin(), s.deferred.end());
   s.deferred.clear();
-  std::stable_sort(b.faults.begin(), b.faults.end(),
-                   [](const Fault& a, const Fault& c) { return a.at_percent < c.at_percent; });
+  // Faults fire in the order they were drawn (a RESUME after its PAUSE).
+  std::vector<int> at;
+  for (size_t i = 0; i < b.faults.size(); ++i) at.push_back(static_cast<int>(uniform(rng, 0, 95)));
+  std::sort(at.begin(), at.end());
+  for (size_t i = 0; i < b.faults.size(); ++i) b.faults[i].at_percent = at[i];
   return b;
 }
 
@@ -186,7 +210,7 @@ Plan random_plan(Rng& rng, const Schema& schema, const Program& program, int rou
   for (int r = 0; r <= rounds; ++r) {
     bool last = r == rounds;
     int faults = last ? 0 : static_cast<int>(uniform(rng, 0, 2));
-    Step burst = random_burst(rng, schema, s, faults);
+    Step burst = random_burst(rng, schema, program, s, faults);
     if (last && !s.paused.empty() && chance(rng, 0.5)) {
       for (int t : s.paused) burst.faults.push_back(fault_of(Fault::Kind::resume, 50, t));
       s.paused.clear();
@@ -196,13 +220,14 @@ Plan random_plan(Rng& rng, const Schema& schema, const Program& program, int rou
     quiesce.kind = Step::Kind::quiesce;
     p.steps.push_back(quiesce);
     if (last) break;
-    // A chained transform is defined after a quiesce, once its upstream is
-    // live (defined and not paused).
+    // A chained transform (or a dropped one) is defined after a quiesce,
+    // once its upstream is live (defined and not paused).
     for (size_t i = 0; i < program.transforms.size(); ++i) {
       const Transform& t = program.transforms[i];
       int idx = static_cast<int>(i);
-      if (t.level == 0 || s.defined.count(idx) || !s.defined.count(t.upstream) ||
-          s.paused.count(t.upstream) || !(chance(rng, 0.6) || r + 2 >= rounds))
+      bool upstream_live =
+          t.upstream < 0 || (s.defined.count(t.upstream) && !s.paused.count(t.upstream));
+      if (s.defined.count(idx) || !upstream_live || !(chance(rng, 0.6) || r + 2 >= rounds))
         continue;
       p.steps.push_back(define_step(idx));
       s.defined.insert(idx);

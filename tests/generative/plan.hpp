@@ -2,8 +2,9 @@
 // (staging tick = seal cadence, drain threads), then bursts of concurrent
 // writes, each with faults fired part-way through (kill -9 of a worker
 // mid-page, fast and immediate PostgreSQL restarts, a worker process
-// joining, PAUSE, RESUME, TRUNCATE, a define under writes), each followed
-// by a quiesce where every target must equal its oracle.
+// joining, PAUSE, RESUME, DROP of a paused transform nothing reads (defined
+// again after a later quiesce), TRUNCATE, a define under writes), each
+// followed by a quiesce where every target must equal its oracle.
 #pragma once
 
 #include <cstdint>
@@ -25,11 +26,12 @@ struct Fault {
     pause,
     resume,
     truncate,
-    define
+    define,
+    drop
   };
   Kind kind = Kind::kill_worker;
   int at_percent = 0;  // fires once this share of the burst's writes is done
-  int target = 0;      // worker pick (kill), transform (pause/resume/define), table (truncate)
+  int target = 0;      // worker pick (kill), transform (pause/resume/define/drop), table (truncate)
   WorkerSpec spec;     // the joining worker, or the replacement of a killed one
   std::string describe(const Schema& schema, const Program& program) const;
 };
