@@ -1,4 +1,4 @@
-// build: define-to-live of a populated source (10M rows in full mode, 50k in
+// build: define-to-live of a populated source (10M rows in full mode, 30k in
 // quick mode), for a 1-1 transform, 100 groups and many
 // groups, with and without 2,000 single-row writes/s running. Compared with
 // CREATE TABLE AS of the same SELECT; reports the worker's peak RSS.
@@ -11,7 +11,7 @@
 namespace trellis::bench {
 
 void build(Run& run) {
-  int64_t rows = run.size<int64_t>(50000, 10000000);
+  int64_t rows = run.size<int64_t>(30000, 10000000);
   int write_rate = 2000;
   auto timeout = std::chrono::seconds(3600);
   for (const auto& shape : standard_shapes(run, rows)) {

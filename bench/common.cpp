@@ -34,7 +34,17 @@ testkit::Cluster& Run::cluster() {
         "pg_stat_statements.track = all\n"
         "max_wal_size = '8GB'\n"
         "checkpoint_timeout = '30min'\n";
+    if (settings_.explain_ms > 0) {
+      o.keep = true;
+      o.extra_conf += fmt::format(
+          "session_preload_libraries = 'auto_explain'\n"
+          "auto_explain.log_min_duration = '{}ms'\n"
+          "auto_explain.log_analyze = on\n"
+          "auto_explain.log_nested_statements = on\n",
+          settings_.explain_ms);
+    }
     cluster_ = testkit::Cluster::start(o);
+    if (o.keep) std::cerr << "# plans go to " << cluster_->dir() << "/server.log" << std::endl;
   }
   return *cluster_;
 }

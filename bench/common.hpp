@@ -28,6 +28,9 @@ struct Settings {
   std::string out_path;                 // JSON lines are appended here as well as printed
   std::vector<std::string> only;        // benchmark names to run; empty: all
   std::chrono::milliseconds tick{100};  // staging cadence of the workers (the product default)
+  // > 0: auto_explain logs the plans (with actual times) of statements slower
+  // than this many ms to the server log, and the cluster directory is kept.
+  int explain_ms = 0;
 };
 
 // One run of the harness: its settings, its cluster (started on first use)

@@ -58,7 +58,7 @@ std::vector<double> probe(const std::string& url, const std::string& target, int
 void latency(Run& run) {
   int64_t rows = 100000;
   auto loads = run.size<std::vector<int>>({100, 1000}, {100, 1000, 5000});
-  int seconds = run.size(5, 30);
+  int seconds = run.size(4, 30);
   for (int hops : {1, 3}) {
     Db db(run, "lat");
     create_source(db, rows, 100);

@@ -44,8 +44,9 @@ int64_t mem_total_mb() {
 }
 
 int usage() {
-  std::cerr << "usage: trellis_bench [--full] [--out FILE] [--tick MS] [BENCHMARK...]\n"
-               "benchmarks:";
+  std::cerr
+      << "usage: trellis_bench [--full] [--out FILE] [--tick MS] [--explain MS] [BENCHMARK...]\n"
+         "benchmarks:";
   for (auto& [name, _] : kBenchmarks) std::cerr << " " << name;
   std::cerr << "\n";
   return 2;
@@ -63,6 +64,8 @@ int main(int argc, char** argv) {
       settings.full = true;
     } else if (a == "--out" && i + 1 < argc) {
       settings.out_path = argv[++i];
+    } else if (a == "--explain" && i + 1 < argc) {
+      settings.explain_ms = std::stoi(argv[++i]);
     } else if (a == "--tick" && i + 1 < argc) {
       settings.tick = std::chrono::milliseconds(std::stoi(argv[++i]));
     } else if (std::any_of(kBenchmarks.begin(), kBenchmarks.end(),

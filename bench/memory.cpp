@@ -1,5 +1,5 @@
 // memory: peak RSS of a worker draining a backlog with one drain thread, for
-// two backlog sizes (25k and 150k changes in quick mode, 500k and 5M in full
+// two backlog sizes (20k and 80k changes in quick mode, 500k and 5M in full
 // mode). Pages are capped, so the peak should not grow with the backlog.
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 namespace trellis::bench {
 
 void memory(Run& run) {
-  auto backlogs = run.size<std::vector<int64_t>>({25000, 150000}, {500000, 5000000});
+  auto backlogs = run.size<std::vector<int64_t>>({20000, 80000}, {500000, 5000000});
   auto timeout = std::chrono::seconds(3600);
   auto shape = one_to_one_shape();
   for (int64_t backlog : backlogs) {

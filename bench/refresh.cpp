@@ -1,4 +1,4 @@
-// refresh: after 1%, 10% and 50% of a 1M-row source (100k in quick mode)
+// refresh: after 1%, 10% and 50% of a 1M-row source (50k in quick mode)
 // changed in one statement, the time Trellis takes to converge versus
 // REFRESH MATERIALIZED VIEW (and CONCURRENTLY) of the equivalent view, for
 // the 1-1 shape and 100 groups.
@@ -10,7 +10,7 @@
 namespace trellis::bench {
 
 void refresh(Run& run) {
-  int64_t rows = run.size<int64_t>(100000, 1000000);
+  int64_t rows = run.size<int64_t>(50000, 1000000);
   auto timeout = std::chrono::seconds(1800);
   for (const auto& shape : {one_to_one_shape(), aggregate_shape(100)}) {
     Db db(run, "refresh");

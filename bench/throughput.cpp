@@ -1,7 +1,7 @@
 // throughput: how fast the drains apply changes. A built target, its workers
 // stopped, a backlog of updates (1M changes; 100k in quick mode) committed,
 // then workers with 1, 2 or 4 drain threads started and timed to
-// convergence (50k changes and 1 or 2 threads in quick mode); then a sustained offered load and the
+// convergence (30k changes and 1 or 2 threads in quick mode); then a sustained offered load and the
 // time to catch up after it. The floor is the same target rows rewritten by one plain set-based
 // statement from the source; the ratio is floor seconds / drain seconds.
 #include <fmt/format.h>
@@ -13,10 +13,10 @@
 namespace trellis::bench {
 
 void throughput(Run& run) {
-  int64_t rows = run.size<int64_t>(50000, 1000000);
+  int64_t rows = run.size<int64_t>(30000, 1000000);
   auto threads = run.size<std::vector<int>>({1, 2}, {1, 2, 4});
   int sustained_rate = run.size(1000, 2000);
-  int sustained_s = run.size(3, 30);
+  int sustained_s = run.size(2, 30);
   auto timeout = std::chrono::seconds(1800);
   for (const auto& shape : standard_shapes(run, rows)) {
     for (int n : threads) {
