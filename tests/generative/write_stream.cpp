@@ -70,9 +70,12 @@ std::string one_statement(Rng& rng, const Table& t) {
         return fmt::format("DELETE FROM {} WHERE {}", t.name,
                            value_match(rng, pick(rng, t.columns)));
       return fmt::format("DELETE FROM {} WHERE {}", t.name, key_match(rng, t));
-    default:
-      return fmt::format("UPDATE {} SET {} = {} WHERE {}", t.name, t.columns[0].name,
-                         t.columns[0].name, key_match(rng, t));
+    default: {
+      // A no-op update, or for a numeric only its scale changes (1 -> 1.000).
+      const Column& c = pick(rng, t.columns);
+      return fmt::format("UPDATE {} SET {} = {}{} WHERE {}", t.name, c.name, c.name,
+                         c.kind == Kind::numeric ? " + 0.000" : "", key_match(rng, t));
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 // Random write streams: each writer is its own connection running random
 // single- and multi-statement transactions over the source tables (inserts,
 // upserts, updates that move rows between groups or set NULLs, key changes,
-// deletes by key and by group, no-op updates, rollbacks, a rare TRUNCATE).
+// deletes by key and by group, no-op and scale-only updates, rollbacks, a rare TRUNCATE).
 // Errors the application would see (unique clashes, deadlocks between
 // writers, a restarting server) roll back or reconnect and go on.
 #pragma once
