@@ -72,6 +72,13 @@ void Run::fail(const std::string& benchmark, json config, const std::string& why
   emit(benchmark, config);
 }
 
+void Run::report(const std::string& benchmark, json line, const std::string& oracle_diff) {
+  if (oracle_diff.empty())
+    emit(benchmark, std::move(line));
+  else
+    fail(benchmark, std::move(line), "oracle: " + oracle_diff);
+}
+
 Db::Db(Run& run, const std::string& prefix) {
   url_ = run.cluster().create_database(prefix);
   app_ = pg::Connection::open(url_, {.search_path = "public",

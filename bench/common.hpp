@@ -55,6 +55,8 @@ class Run {
   // A configuration that failed (oracle difference, timeout, error): reported
   // as a JSON line with "ok": false and counted for the exit status.
   void fail(const std::string& benchmark, json config, const std::string& why);
+  // Emits `line` when the oracle found no difference, else fails it.
+  void report(const std::string& benchmark, json line, const std::string& oracle_diff);
   int failures() const { return failures_; }
 
  private:

@@ -2,9 +2,7 @@
 // summary; see pgbench.hpp.
 #include "pgbench.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,9 +12,8 @@
 #include <sstream>
 #include <vector>
 
+#include "spawn.hpp"
 #include "trellis/error.hpp"
-
-extern char** environ;
 
 namespace trellis::bench {
 
@@ -57,17 +54,7 @@ Pgbench::Pgbench(const std::string& url, const PgbenchArgs& args, const std::str
                                 "-M",           "prepared"};
   if (args.rate > 0) a.insert(a.end(), {"-R", std::to_string(args.rate)});
   a.push_back(url);
-  std::vector<char*> argv;
-  for (auto& s : a) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw Error(ErrorCode::internal, "cannot start pgbench");
+  pid_ = spawn_logged(a[0], a, out_path_, false);
 }
 
 Pgbench::~Pgbench() {

@@ -1,9 +1,7 @@
 // The worker child process and its resource readings; see worker.hpp.
 #include "worker.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,10 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "spawn.hpp"
 #include "trellis/error.hpp"
 #include "trellis/trellis.hpp"
-
-extern char** environ;
 
 namespace trellis::bench {
 
@@ -55,18 +52,7 @@ std::unique_ptr<Worker> Worker::spawn(const std::string& url, int drain_threads,
                                       std::chrono::milliseconds tick, const std::string& log_path) {
   std::vector<std::string> args = {"trellis_bench", "worker", url, std::to_string(drain_threads),
                                    std::to_string(tick.count())};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw Error(ErrorCode::internal, "cannot start the worker process");
+  pid_t pid = spawn_logged("/proc/self/exe", args, log_path, true);
   return std::unique_ptr<Worker>(new Worker(pid));
 }
 

@@ -5,7 +5,7 @@
 // trigger maintaining the same aggregate synchronously, and with pg_ivm when
 // installed. The configurations of one script run back to back so they see
 // the same machine; reports TPS, the ratio to no capture, and WAL bytes per
-// source row (measured until the targets converged). Quick mode: 1 s runs,
+// source row (measured until the targets converged). Quick mode: 2 s runs,
 // 100k-row source, the 100-row script at 1 client only.
 #include <fmt/format.h>
 
@@ -113,7 +113,7 @@ std::string check(Config& c) {
 
 void write_tax(Run& run) {
   int64_t rows = run.size<int64_t>(100000, 1000000);
-  int seconds = run.size(1, 20);
+  int seconds = run.size(2, 20);
   std::vector<Config> configs;
   for (const char* name : {"none", "trellis", "trigger", "pg_ivm"}) {
     configs.emplace_back();
@@ -152,11 +152,6 @@ void write_tax(Run& run) {
             line["converge_after_s"] = c.db->converge(std::chrono::seconds(600));
           int64_t wal1 = c.db->wal_bytes();
           int64_t source_rows = r.transactions * s.rows_per_txn;
-          std::string diff = check(c);
-          if (!diff.empty()) {
-            run.fail("write_tax", line, "oracle: " + diff);
-            continue;
-          }
           if (c.name == "none") base_tps = r.tps;
           line["tps"] = r.tps;
           line["latency_ms"] = r.latency_ms;
@@ -164,7 +159,7 @@ void write_tax(Run& run) {
           line["source_rows_written"] = source_rows;
           line["wal_bytes_per_row"] = source_rows ? double(wal1 - wal0) / source_rows : 0.0;
           if (base_tps && *base_tps > 0) line["ratio_to_none"] = r.tps / *base_tps;
-          run.emit("write_tax", line);
+          run.report("write_tax", line, check(c));
         } catch (const std::exception& e) {
           run.fail("write_tax", line, e.what());
         }
