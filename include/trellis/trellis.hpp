@@ -40,6 +40,21 @@ struct Definition {
   std::string status;
 };
 
+// One source key held in quarantine for a transform (sample_quarantined).
+struct QuarantinedKey {
+  std::string table;  // schema.table of the source
+  std::string key;    // JSON array of the key's column values as text; release_key takes it
+  int charges = 0;    // failed re-derives
+  std::string error;  // the last one's message
+  std::string sqlstate;
+  std::string held_at;
+};
+
+struct QuarantinePage {
+  std::vector<QuarantinedKey> keys;
+  std::string cursor;  // opaque: pass it back for the next page ("" = from the start)
+};
+
 // An opaque position in the change stream; see watermark_token().
 struct Token {
   int64_t segment = 0;
@@ -62,6 +77,16 @@ class Trellis {
   // Blocks until every change the token covers has reached every live target,
   // chained targets included. Returns false on timeout.
   bool await_converged(const Token& token, std::chrono::milliseconds timeout);
+
+  // Pages through the keys held in quarantine for `target`, `limit` at a
+  // time; an empty page returns the cursor it was given.
+  QuarantinePage sample_quarantined(const std::string& target, int limit,
+                                    const std::string& cursor = "");
+  // Re-derives a held key from its source row as it is now and stops holding
+  // it. `table` is the source (schema.table or table), `key` as
+  // sample_quarantined shows it (a bare value for a one-column key). Throws
+  // not_found when the key is not held, conflict when it still fails.
+  void release_key(const std::string& target, const std::string& table, const std::string& key);
 
   bool has_live_staging_worker();
   bool has_live_drain_workers();

@@ -26,14 +26,20 @@ std::string slot_has_rows(const catalog::Store& store, const std::string& seg_ex
   return fmt::format("CASE {} % {}{} END", seg_expr, kSlots, cases);
 }
 
-// Every segment up to `seg` is drained; the active one counts as drained
-// while it holds no committed row.
+// Every segment up to `seg` is drained (the active one counts as drained
+// while it holds no committed row) and no change in them is held in
+// quarantine for a transform that still runs (a key held by the build
+// blocks every token).
 bool drained_through(pg::Connection& conn, const catalog::Store& store, int64_t seg) {
   return conn
-      .exec(fmt::format("SELECT NOT EXISTS (SELECT 1 FROM {} s WHERE s.seg <= $1::bigint AND "
-                        "s.state NOT IN ('drained', 'retired') AND NOT (s.state = 'active' AND "
-                        "NOT {}))",
-                        store.table("segments"), slot_has_rows(store, "s.seg")),
+      .exec(fmt::format(
+                "SELECT NOT EXISTS (SELECT 1 FROM {} s WHERE s.seg <= $1::bigint AND "
+                "s.state NOT IN ('drained', 'retired') AND NOT (s.state = 'active' AND "
+                "NOT {})) AND NOT EXISTS (SELECT 1 FROM {} h JOIN {} t ON t.id = "
+                "h.transform_id WHERE h.held AND coalesce(h.seg, 0) <= $1::bigint AND t.status IN "
+                "('backfilling', 'live'))",
+                store.table("segments"), slot_has_rows(store, "s.seg"), store.table("held_keys"),
+                store.table("transforms")),
             {std::to_string(seg)})
       .get_bool(0, 0);
 }

@@ -32,6 +32,12 @@ Applied drop_transform(Trellis::Impl& impl, const lang::DropTransformStmt& stmt)
 // Status records (api/status.cpp).
 std::vector<Status> read_status(Trellis::Impl& impl, const std::optional<std::string>& target);
 
+// Quarantine (api/quarantine.cpp).
+QuarantinePage sample_quarantined(Trellis::Impl& impl, const std::string& target, int limit,
+                                  const std::string& cursor);
+void release_key(Trellis::Impl& impl, const std::string& target, const std::string& table,
+                 const std::string& key);
+
 // Convergence (api/convergence.cpp).
 Token take_token(Trellis::Impl& impl);
 bool wait_converged(Trellis::Impl& impl, const Token& token, std::chrono::milliseconds timeout);

@@ -4,8 +4,9 @@
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
-#include "compile/transform_sql.hpp"
+#include "compile/quarantine_sql.hpp"
 #include "compile/sql_text.hpp"
+#include "compile/transform_sql.hpp"
 #include "lang/validate.hpp"
 #include "pg/sql_error.hpp"
 
@@ -106,6 +107,10 @@ Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt) {
                          "backfill_failure = NULL, updated_at = now() WHERE id = $1::int",
                          impl.store.table("transforms")),
              {std::to_string(def.id), catalog::to_json(fresh).dump()});
+  // The rebuild re-derives every key, so held keys and charges are forgotten
+  // (which re-arms the fuse of a quarantined transform).
+  conn->exec(compile::compile_quarantine(impl.store.schema()).clear_transform,
+             {std::to_string(def.id)});
   return {"resume", def.target_name(), "waiting_to_backfill"};
 }
 

@@ -32,9 +32,12 @@ Status status_from_row(const pg::Result& r, int i) {
     for (const auto& p : (*j)["blocking_pids"]) w.blocking_pids.push_back(p.get<int>());
     s.capture_wait = w;
   }
-  if (auto j = json_field(r, i, 3))
+  if (auto j = json_field(r, i, 3)) {
     s.capture_failure = CaptureFailure{
         str(*j, "kind"), str(*j, "table"), {}, str(*j, "error"), str(*j, "detected_at")};
+    for (const auto& c : j->value("columns", nlohmann::json::array()))
+      s.capture_failure->columns.push_back(c.get<std::string>());
+  }
   if (auto j = json_field(r, i, 4))
     s.backfill_failure = BackfillFailure{str(*j, "chunk"), j->value("attempts", 1),
                                          str(*j, "error"), str(*j, "next_retry_at")};
@@ -43,6 +46,7 @@ Status status_from_row(const pg::Result& r, int i) {
                                    str(*j, "since"), j->value("attempts", 1)};
   s.build_rows_done = r.get_int(i, 6);
   s.build_rows_estimate = r.get_int(i, 7);
+  if (int64_t held = r.get_int(i, 9); held > 0) s.held_keys = HeldKeys{held, r.get(i, 10)};
   return s;
 }
 
@@ -75,8 +79,10 @@ std::vector<Status> read_status(Trellis::Impl& impl, const std::optional<std::st
   auto r = conn->exec(
       fmt::format("SELECT target_schema || '.' || target_table, status, capture_wait::text, "
                   "capture_failure::text, backfill_failure::text, drain_failure::text, "
-                  "build_rows_done, build_rows_estimate, definition::text FROM {} WHERE {} ORDER BY id",
-                  impl.store.table("transforms"), where),
+                  "build_rows_done, build_rows_estimate, definition::text, (SELECT count(*) FROM "
+                  "{1} h WHERE h.transform_id = t.id AND h.held), (SELECT min(held_at)::text FROM "
+                  "{1} h WHERE h.transform_id = t.id AND h.held) FROM {0} t WHERE {2} ORDER BY id",
+                  impl.store.table("transforms"), impl.store.table("held_keys"), where),
       params);
   std::vector<Status> out;
   for (int i = 0; i < r.rows(); ++i) {

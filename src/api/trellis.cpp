@@ -107,6 +107,19 @@ bool Trellis::await_converged(const Token& token, std::chrono::milliseconds time
   return reading(*impl_, [&] { return api::wait_converged(*impl_, token, timeout); });
 }
 
+QuarantinePage Trellis::sample_quarantined(const std::string& target, int limit,
+                                           const std::string& cursor) {
+  return reading(*impl_, [&] { return api::sample_quarantined(*impl_, target, limit, cursor); });
+}
+
+void Trellis::release_key(const std::string& target, const std::string& table,
+                          const std::string& key) {
+  guarded([&] {
+    api::release_key(*impl_, target, table, key);
+    return 0;
+  });
+}
+
 bool Trellis::has_live_staging_worker() {
   return reading(*impl_, [&] {
     auto conn = impl_->pool.acquire();

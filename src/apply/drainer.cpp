@@ -1,8 +1,10 @@
 // The drain page (DESIGN §4.3). Per page, in one transaction: lock the claim,
 // gather up to page_cap distinct keys past the bucket's cursor into the page
-// table, re-derive every reader of those tables, advance the cursor (and mark
-// the bucket done on the last page). A TRUNCATE sentinel adds every key the
-// reader's target holds, so rows whose source rows vanished are removed.
+// table, re-derive every reader of those tables (each without the keys it
+// holds in quarantine), advance the cursor (and mark the bucket done on the
+// last page). A TRUNCATE sentinel adds every key the reader's target holds,
+// so rows whose source rows vanished are removed. A page failing with a data
+// error is redone to find the failing key, which is charged (apply/quarantine).
 #include "apply/drainer.hpp"
 
 #include <spdlog/spdlog.h>
@@ -16,56 +18,101 @@ Drainer::Drainer(catalog::Store& store, const ring::Ring& ring, DrainConfig conf
     : store_(store),
       ring_(ring),
       config_(config),
-      sql_(compile::compile_drain(store.schema(), ring.config().slots)) {}
+      sql_(compile::compile_drain(store.schema(), ring.config().slots)),
+      quarantine_(store.schema()) {}
 
 bool Drainer::drain_one(pg::Connection& conn) {
   auto claim = conn.exec(sql_.claim_bucket);
   if (claim.rows() == 0) return false;
   std::string seg = claim.get(0, 0), bucket = claim.get(0, 1);
-  try {
-    while (!drain_page(conn, seg, bucket)) {
+  for (;;) {
+    try {
+      while (!drain_page(conn, seg, bucket)) {
+      }
+      return true;
+    } catch (const pg::SqlError& e) {
+      if (!conn.healthy()) throw;
+      spdlog::warn("drain of segment {} bucket {} failed: {} ({})", seg, bucket, e.what(),
+                   e.sqlstate());
+      auto charged = charge_culprit(conn, seg, bucket, e);
+      if (!charged) {
+        record_failure(conn, seg, bucket, e.what(), e.sqlstate());
+      } else if (charged->held) {
+        continue;  // the page goes on without that key
+      } else {     // retried shortly, and charged again if it still fails
+        conn.exec(sql_.retry_bucket, {seg, bucket, std::to_string(charged->retry_ms)});
+      }
+      return true;
     }
-  } catch (const pg::SqlError& e) {
-    if (!conn.healthy()) throw;
-    spdlog::warn("drain of segment {} bucket {} failed: {} ({})", seg, bucket, e.what(),
-                 e.sqlstate());
-    record_failure(conn, seg, bucket, e.what(), e.sqlstate());
   }
-  return true;
 }
 
-// Returns true when the bucket is done.
-bool Drainer::drain_page(pg::Connection& conn, const std::string& seg, const std::string& bucket) {
+// Fills the page inside the open transaction: nothing when the claim is lost.
+std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const std::string& seg,
+                                                const std::string& bucket) {
   int slot = static_cast<int>(std::stoll(seg) % ring_.config().slots);
-  pg::Transaction txn(conn);
-  if (conn.exec(sql_.check_bucket, {seg, bucket}).rows() == 0) return true;  // lost the claim
+  if (conn.exec(sql_.check_bucket, {seg, bucket}).rows() == 0) return std::nullopt;
   auto first =
       conn.pipeline({{sql_.truncated_tables[slot], {seg, bucket}},
                      {sql_.fill_page[slot], {seg, bucket, std::to_string(config_.page_cap)}}});
   std::set<int> truncated = pg::parse_int_array(first[0].get(0, 0));
-  int64_t count = first[1].get_int(0, 0);
-  auto cursor = first[1].get_opt(0, 1);
-  std::set<int> tables = pg::parse_int_array(first[1].get(0, 2));
-  bool last = count < config_.page_cap;
-
-  std::vector<Statement> stmts;
-  bool feeds = false;
-  tables.insert(truncated.begin(), truncated.end());
-  if (!tables.empty()) {
-    auto readers = store_.active_readers(conn, tables);
-    for (const auto& d : readers) {
-      feeds = feeds || d.feeds_downstream;
-      if (truncated.count(d.source_table_id))
-        stmts.push_back({rederiver_.sql(d).page_all_held_keys, {}});
-    }
-    rederiver_.append(readers, stmts);
+  Page page;
+  page.cursor = first[1].get_opt(0, 1);
+  page.last = first[1].get_int(0, 0) < config_.page_cap;
+  page.tables = pg::parse_int_array(first[1].get(0, 2));
+  page.tables.insert(truncated.begin(), truncated.end());
+  if (page.tables.empty()) return page;
+  std::vector<Statement> all_keys;
+  for (const auto& d : store_.active_readers(conn, page.tables)) {
+    page.feeds = page.feeds || d.feeds_downstream;
+    if (truncated.count(d.source_table_id))
+      all_keys.push_back({rederiver_.sql(d).page_all_held_keys, {}});
+    TransformWork w{d.id, d.source_table_id, {}};
+    for (const auto& step : rederiver_.sql(d).steps) w.steps.push_back({step, {}});
+    page.work.push_back(std::move(w));
   }
+  if (!all_keys.empty()) conn.pipeline(all_keys);
+  return page;
+}
+
+// Returns true when the bucket is done.
+bool Drainer::drain_page(pg::Connection& conn, const std::string& seg, const std::string& bucket) {
+  pg::Transaction txn(conn);
+  auto page = fill_page(conn, seg, bucket);
+  if (!page) return true;  // lost the claim
+  std::vector<Statement> stmts;
+  for (const auto& w : page->work) quarantine_.append_hidden(w.transform_id, w.steps, stmts);
   stmts.push_back(
-      {sql_.finish_page, {seg, bucket, cursor, last ? "true" : "false", feeds ? "true" : "false"}});
+      {sql_.finish_page,
+       {seg, bucket, page->cursor, page->last ? "true" : "false", page->feeds ? "true" : "false"}});
   conn.pipeline(stmts);
   txn.commit();
-  if (!tables.empty()) conn.exec(sql_.clear_drain_failure, {pg::int_array(tables)});
-  return last;
+  if (!page->tables.empty()) conn.exec(sql_.clear_drain_failure, {pg::int_array(page->tables)});
+  return page->last;
+}
+
+// A data error: find the key behind it and charge it; nothing when no
+// single key is to blame.
+std::optional<Quarantine::Charged> Drainer::charge_culprit(pg::Connection& conn,
+                                                           const std::string& seg,
+                                                           const std::string& bucket,
+                                                           const pg::SqlError& e) {
+  if (pg::classify_sqlstate(e.sqlstate()) != pg::FailureClass::data) return std::nullopt;
+  std::optional<Culprit> culprit;
+  try {
+    culprit = quarantine_.isolate(conn, [&]() -> std::optional<std::vector<TransformWork>> {
+      auto page = fill_page(conn, seg, bucket);
+      if (!page) return std::nullopt;
+      return page->work;
+    });
+  } catch (const pg::SqlError& again) {
+    if (!conn.healthy()) throw;
+    spdlog::warn("isolating the failing key of segment {} bucket {} failed: {}", seg, bucket,
+                 again.what());
+    return std::nullopt;
+  }
+  if (!culprit) return std::nullopt;
+  return quarantine_.charge(conn, *culprit, seg);
 }
 
 void Drainer::record_failure(pg::Connection& conn, const std::string& seg,

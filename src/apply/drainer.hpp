@@ -2,12 +2,16 @@
 // re-derived for every reader transform and marked in one transaction (I4).
 #pragma once
 
+#include <optional>
+#include <set>
 #include <string>
 
+#include "apply/quarantine.hpp"
 #include "apply/rederive.hpp"
 #include "catalog/store.hpp"
 #include "compile/drain_sql.hpp"
 #include "pg/connection.hpp"
+#include "pg/sql_error.hpp"
 #include "ring/ring.hpp"
 
 namespace trellis::apply {
@@ -27,7 +31,20 @@ class Drainer {
   bool drain_one(pg::Connection& conn);
 
  private:
+  struct Page {
+    std::optional<std::string> cursor;
+    bool last = true;
+    bool feeds = false;  // some reader's target is itself captured
+    std::set<int> tables;
+    std::vector<TransformWork> work;  // per reader, in lock order (I5)
+  };
+
+  std::optional<Page> fill_page(pg::Connection& conn, const std::string& seg,
+                                const std::string& bucket);
   bool drain_page(pg::Connection& conn, const std::string& seg, const std::string& bucket);
+  std::optional<Quarantine::Charged> charge_culprit(pg::Connection& conn, const std::string& seg,
+                                                    const std::string& bucket,
+                                                    const pg::SqlError& e);
   void record_failure(pg::Connection& conn, const std::string& seg, const std::string& bucket,
                       const std::string& error, const std::string& sqlstate);
 
@@ -36,6 +53,7 @@ class Drainer {
   DrainConfig config_;
   compile::DrainSql sql_;
   Rederiver rederiver_;
+  Quarantine quarantine_;
 };
 
 }  // namespace trellis::apply

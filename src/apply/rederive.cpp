@@ -12,11 +12,4 @@ const compile::TransformSql& Rederiver::sql(const catalog::TransformDef& def) {
   return it->second.second;
 }
 
-void Rederiver::append(const std::vector<catalog::TransformDef>& readers,
-                       std::vector<Statement>& out) {
-  for (const auto& def : readers) {
-    for (const auto& step : sql(def).steps) out.push_back({step, {}});
-  }
-}
-
 }  // namespace trellis::apply

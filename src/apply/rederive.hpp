@@ -19,9 +19,6 @@ using Statement = std::pair<std::string, std::vector<pg::Param>>;
 class Rederiver {
  public:
   const compile::TransformSql& sql(const catalog::TransformDef& def);
-  // Appends, per transform in lock order (I5), its re-derive steps: the lock
-  // first, the reads in later statements (I1).
-  void append(const std::vector<catalog::TransformDef>& readers, std::vector<Statement>& out);
 
  private:
   std::map<int, std::pair<int, compile::TransformSql>> cache_;

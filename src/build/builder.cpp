@@ -1,7 +1,10 @@
 // One build chunk: find the chunk's upper key, gather the keys in (cursor,
-// upper] into the page table, lock and re-derive them, advance the cursor.
-// The last chunk of the source phase either starts the target sweep (after a
-// RESUME, to drop rows whose source rows went away) or marks the transform live.
+// upper] into the page table, lock and re-derive them (without the keys the
+// transform holds in quarantine), advance the cursor. The last chunk of the
+// source phase either starts the target sweep (after a RESUME, to drop rows
+// whose source rows went away) or marks the transform live. A chunk failing
+// with a data error is redone to find the failing key, which is charged
+// (apply/quarantine) instead of reported as a backfill failure.
 #include "build/builder.hpp"
 
 #include <fmt/format.h>
@@ -14,7 +17,10 @@
 namespace trellis::build {
 
 Builder::Builder(catalog::Store& store, int ring_slots, BuildConfig config)
-    : store_(store), config_(config), sql_(compile::compile_drain(store.schema(), ring_slots)) {}
+    : store_(store),
+      config_(config),
+      sql_(compile::compile_drain(store.schema(), ring_slots)),
+      quarantine_(store.schema()) {}
 
 bool Builder::build_one_chunk(pg::Connection& conn) {
   auto claim = conn.exec(sql_.claim_build);
@@ -22,18 +28,24 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
   int id = static_cast<int>(claim.get_int(0, 0));
   auto defs = store_.transforms(conn, "id = " + std::to_string(id));
   if (defs.empty()) return true;
+  const auto& def = defs.front();
   try {
-    run_chunk(conn, defs.front());
+    run_chunk(conn, def);
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
-    spdlog::warn("build chunk of {} failed: {} ({})", defs.front().target_name(), e.what(),
-                 e.sqlstate());
+    spdlog::warn("build chunk of {} failed: {} ({})", def.target_name(), e.what(), e.sqlstate());
+    auto charged = charge_culprit(conn, def, e);
+    if (charged && charged->held) return true;  // the chunk goes on at once without that key
     auto cursor = claim.get_opt(0, 2);
     std::string chunk =
         fmt::format("{} keys after {}", claim.get(0, 1) == "target" ? "held" : "source",
                     cursor ? *cursor : "the start");
     nlohmann::json failure = {{"chunk", chunk}, {"error", e.what()}, {"sqlstate", e.sqlstate()}};
-    conn.exec(sql_.fail_build, {std::to_string(id), failure.dump()});
+    if (charged)  // retried shortly, and charged again if it still fails
+      conn.exec(sql_.retry_build,
+                {std::to_string(id), failure.dump(), std::to_string(charged->retry_ms)});
+    else
+      conn.exec(sql_.fail_build, {std::to_string(id), failure.dump()});
   }
   return true;
 }
@@ -46,37 +58,69 @@ std::string next_phase(const std::string& phase, bool sweep, const compile::Tran
   return "";
 }
 
-void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) {
+std::optional<Builder::Chunk> Builder::fill_chunk(pg::Connection& conn,
+                                                  const catalog::TransformDef& def) {
   const auto& sql = rederiver_.sql(def);
   std::string id = std::to_string(def.id);
-  pg::Transaction txn(conn);
   auto state = conn.exec(sql_.check_build, {id, std::to_string(def.version)});
-  if (state.rows() == 0) return;  // paused, redefined or reclaimed meanwhile
-  std::string phase = state.get(0, 0).empty() ? "source" : state.get(0, 0);
+  if (state.rows() == 0) return std::nullopt;  // paused, redefined or reclaimed meanwhile
+  Chunk chunk;
+  chunk.phase = state.get(0, 0).empty() ? "source" : state.get(0, 0);
   auto cursor = state.get_opt(0, 1);
   bool sweep = state.get_bool(0, 2);
-  const std::string& bound_sql = phase == "groups"   ? sql.group_chunk_bound
-                                 : phase == "target" ? sql.sweep_chunk_bound
-                                                     : sql.source_chunk_bound;
+  const std::string& bound_sql = chunk.phase == "groups"   ? sql.group_chunk_bound
+                                 : chunk.phase == "target" ? sql.sweep_chunk_bound
+                                                           : sql.source_chunk_bound;
   auto bound = conn.exec(bound_sql, {cursor, std::to_string(config_.chunk_rows)});
-  pg::Param upper = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
+  chunk.upper = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
+  const std::string& fill = chunk.phase == "groups"   ? sql.page_group_range
+                            : chunk.phase == "target" ? sql.page_sweep_range
+                                                      : sql.page_source_range;
+  conn.exec(fill, {cursor, chunk.upper});
+  chunk.work = {def.id, def.source_table_id, {}};
+  for (const auto& step : chunk.phase == "groups" ? sql.group_steps : sql.build_steps)
+    chunk.work.steps.push_back({step, {}});
+  chunk.next = chunk.upper ? chunk.phase : next_phase(chunk.phase, sweep, sql);
+  return chunk;
+}
 
+void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) {
+  std::string id = std::to_string(def.id);
+  pg::Transaction txn(conn);
+  auto chunk = fill_chunk(conn, def);
+  if (!chunk) return;
   std::vector<apply::Statement> stmts;
-  if (phase == "groups") {
-    stmts.push_back({sql.page_group_range, {cursor, upper}});
-    for (const auto& step : sql.group_steps) stmts.push_back({step, {}});
-  } else {
-    stmts.push_back(
-        {phase == "target" ? sql.page_sweep_range : sql.page_source_range, {cursor, upper}});
-    for (const auto& step : sql.build_steps) stmts.push_back({step, {}});
-  }
-  stmts.push_back({sql_.advance_build, {id, upper}});
-  std::string next = upper ? phase : next_phase(phase, sweep, sql);
-  if (!upper && !next.empty()) stmts.push_back({sql_.next_build_phase, {id, next}});
-  if (!upper && next.empty()) stmts.push_back({sql_.finish_build, {id}});
+  quarantine_.append_hidden(def.id, chunk->work.steps, stmts);
+  stmts.push_back({sql_.advance_build, {id, chunk->upper}});
+  bool done = !chunk->upper && chunk->next.empty();
+  if (!chunk->upper && !done) stmts.push_back({sql_.next_build_phase, {id, chunk->next}});
+  if (done) stmts.push_back({sql_.finish_build, {id}});
   conn.pipeline(stmts);
   txn.commit();
-  if (!upper && next.empty()) spdlog::info("transform {} is live", def.target_name());
+  if (done) spdlog::info("transform {} is live", def.target_name());
+}
+
+// A data error: find the source key behind it and charge it; nothing when
+// no single key is to blame.
+std::optional<apply::Quarantine::Charged> Builder::charge_culprit(pg::Connection& conn,
+                                                                  const catalog::TransformDef& def,
+                                                                  const pg::SqlError& e) {
+  if (pg::classify_sqlstate(e.sqlstate()) != pg::FailureClass::data) return std::nullopt;
+  std::optional<apply::Culprit> culprit;
+  try {
+    culprit = quarantine_.isolate(conn, [&]() -> std::optional<std::vector<apply::TransformWork>> {
+      auto chunk = fill_chunk(conn, def);
+      if (!chunk || chunk->phase == "groups") return std::nullopt;  // groups carry no source key
+      return std::vector<apply::TransformWork>{chunk->work};
+    });
+  } catch (const pg::SqlError& again) {
+    if (!conn.healthy()) throw;
+    spdlog::warn("isolating the failing key of a build chunk of {} failed: {}", def.target_name(),
+                 again.what());
+    return std::nullopt;
+  }
+  if (!culprit) return std::nullopt;
+  return quarantine_.charge(conn, *culprit, std::nullopt);
 }
 
 }  // namespace trellis::build

@@ -3,10 +3,12 @@
 // each a short transaction using the drain's own re-derive statements.
 #pragma once
 
+#include "apply/quarantine.hpp"
 #include "apply/rederive.hpp"
 #include "catalog/store.hpp"
 #include "compile/drain_sql.hpp"
 #include "pg/connection.hpp"
+#include "pg/sql_error.hpp"
 
 namespace trellis::build {
 
@@ -22,12 +24,24 @@ class Builder {
   bool build_one_chunk(pg::Connection& conn);
 
  private:
+  // The chunk this connection's claim is at, its page filled.
+  struct Chunk {
+    std::string phase;  // source | target | groups
+    pg::Param upper;    // the chunk's last key (group); nothing on the phase's last chunk
+    std::string next;   // the phase after this chunk ("" when the build is done)
+    apply::TransformWork work;
+  };
+  std::optional<Chunk> fill_chunk(pg::Connection& conn, const catalog::TransformDef& def);
   void run_chunk(pg::Connection& conn, const catalog::TransformDef& def);
+  std::optional<apply::Quarantine::Charged> charge_culprit(pg::Connection& conn,
+                                                           const catalog::TransformDef& def,
+                                                           const pg::SqlError& e);
 
   catalog::Store& store_;
   BuildConfig config_;
   compile::DrainSql sql_;
   apply::Rederiver rederiver_;
+  apply::Quarantine quarantine_;
 };
 
 }  // namespace trellis::build

@@ -84,9 +84,10 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
       for (const auto& f : sql.functions) conn.exec(f);
       for (const auto& t : sql.create_triggers) conn.exec_script(t);
     }
-    conn.exec(fmt::format("UPDATE {} SET installed_signature = $2 WHERE id = $1::int",
+    conn.exec(fmt::format("UPDATE {} SET installed_signature = $2, relid = $3::regclass WHERE id "
+                          "= $1::int",
                           store_.table("captured_tables")),
-              {std::to_string(table.id), signature});
+              {std::to_string(table.id), signature, qualified});
     auto started = conn.exec(
         fmt::format("UPDATE {} SET status = 'backfilling', build_phase = 'source', build_cursor = "
                     "NULL, build_rows_done = 0, build_rows_estimate = greatest((SELECT reltuples "
@@ -131,7 +132,18 @@ void Reconciler::record_failure(pg::Connection& conn, const catalog::CapturedTab
 }
 
 void Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& table) {
-  auto sql = compile::compile_capture(table, {}, ring_);
+  // The triggers are on the table capture was installed on, which may have
+  // been renamed since (and another table created under the old name).
+  catalog::CapturedTable located = table;
+  auto where = conn.exec(
+      "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+      "WHERE c.oid = $1::oid",
+      {std::to_string(table.relid)});
+  if (where.rows() > 0) {
+    located.schema = where.get(0, 0);
+    located.name = where.get(0, 1);
+  }
+  auto sql = compile::compile_capture(located, {}, ring_);
   try {
     pg::Transaction txn(conn);
     conn.exec("SET LOCAL lock_timeout = '50ms'");
@@ -141,7 +153,10 @@ void Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& t
               {std::to_string(table.id)});
     txn.commit();
   } catch (const pg::SqlError& e) {
-    if (e.sqlstate() != "55P03" && e.sqlstate() != "42P01") throw;
+    if (!conn.healthy()) throw;
+    if (e.sqlstate() != "55P03" && e.sqlstate() != "42P01")  // retried next tick
+      spdlog::warn("removing capture from {}.{} failed: {}", located.schema, located.name,
+                   e.what());
   }
 }
 

@@ -88,6 +88,7 @@ struct CapturedTable {
   std::string name;
   std::vector<Column> key;
   std::optional<std::string> installed_signature;
+  unsigned relid = 0;  // the table's oid when capture was installed
 };
 
 nlohmann::json to_json(const TransformDef& def);

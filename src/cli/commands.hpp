@@ -26,5 +26,6 @@ Command add_status_command(CLI::App& app, const GlobalOptions& global);
 Command add_await_command(CLI::App& app, const GlobalOptions& global);
 Command add_dev_command(CLI::App& app, const GlobalOptions& global);
 Command add_demo_command(CLI::App& app, const GlobalOptions& global);
+Command add_quarantine_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace trellis::cli

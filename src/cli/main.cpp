@@ -19,8 +19,10 @@ int main(int argc, char** argv) {
   add_global_options(app, global);
   app.fallthrough();  // global options are accepted after the subcommand name too
   std::vector<Command> commands{
-      add_apply_command(app, global), add_run_command(app, global), add_status_command(app, global),
-      add_await_command(app, global), add_dev_command(app, global), add_demo_command(app, global),
+      add_apply_command(app, global),      add_run_command(app, global),
+      add_status_command(app, global),     add_await_command(app, global),
+      add_dev_command(app, global),        add_demo_command(app, global),
+      add_quarantine_command(app, global),
   };
   for (auto& command : commands)
     command.app->footer(

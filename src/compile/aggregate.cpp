@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "compile/aggregate_state.hpp"
 #include "compile/key_codec.hpp"
 #include "compile/shared_sql.hpp"
@@ -62,8 +64,15 @@ std::string decode_group(const std::vector<Column>& group, const std::string& ar
   return out;
 }
 
+// The ledger's columns besides the key: the group columns (those that are
+// not key columns too) and the other columns the fields read.
 std::vector<Column> ledger_columns(const TransformDef& d) {
-  std::vector<Column> cols = d.group;
+  std::vector<Column> cols;
+  for (const auto& g : d.group) {
+    bool in_key =
+        std::any_of(d.key.begin(), d.key.end(), [&](const Column& k) { return k.name == g.name; });
+    if (!in_key) cols.push_back(g);
+  }
   cols.insert(cols.end(), d.ledger.begin(), d.ledger.end());
   return cols;
 }

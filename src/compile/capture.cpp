@@ -48,7 +48,9 @@ std::string staged_rows(const catalog::CapturedTable& t, const std::vector<Colum
                        images(event == "ins" ? "__trellis_new" : "__trellis_old"));
   } else {
     std::string cols;
-    for (const auto& c : reads) cols += fmt::format(", __r.__j -> {}", literal(c.name));
+    // Compared as JSON text, so an update that only changes how a value is
+    // written (numeric 1 -> 1.00) still counts as a change.
+    for (const auto& c : reads) cols += fmt::format(", (__r.__j -> {})::text", literal(c.name));
     std::string n = fmt::format("SELECT {}{} FROM {}", key, cols, images("__trellis_new"));
     std::string o = fmt::format("SELECT {}{} FROM {}", key, cols, images("__trellis_old"));
     keys = fmt::format("SELECT DISTINCT d.k FROM (({} EXCEPT {}) UNION ALL ({} EXCEPT {})) AS d(k)",

@@ -68,6 +68,10 @@ DrainSql compile_drain(const std::string& cs, int slots) {
       "not_before = now() + least(interval '100 ms' * power(2, least(attempts, 6)), "
       "interval '5 s') WHERE seg = $1::bigint AND bucket = $2::int2",
       buckets);
+  s.retry_bucket = fmt::format(
+      "UPDATE {} SET owner_pid = NULL, owner_start = NULL, not_before = now() + $3::int * "
+      "interval '1 ms' WHERE seg = $1::bigint AND bucket = $2::int2",
+      buckets);
   s.record_drain_failure = fmt::format(
       "UPDATE {} SET drain_failure = jsonb_build_object('table', (SELECT table_schema || '.' || "
       "table_name FROM {} WHERE id = source_table_id), 'error', $2::text, 'sqlstate', $3::text, "
@@ -112,6 +116,12 @@ DrainSql compile_drain(const std::string& cs, int slots) {
       "->> 'attempts')::int, 0) AS attempts, least(interval '100 ms' * power(2, least(coalesce("
       "(backfill_failure ->> 'attempts')::int, 0), 6)), interval '5 s') AS wait FROM {0} WHERE id "
       "= $1::int) b WHERE t.id = b.id",
+      transforms);
+  s.retry_build = fmt::format(
+      "UPDATE {} SET build_owner_pid = NULL, build_owner_start = NULL, build_not_before = now() + "
+      "$3::int * interval '1 ms', backfill_failure = $2::jsonb || jsonb_build_object('attempts', "
+      "coalesce((backfill_failure ->> 'attempts')::int, 0) + 1, 'next_retry_at', (now() + $3::int "
+      "* interval '1 ms')::text) WHERE id = $1::int",
       transforms);
   return s;
 }

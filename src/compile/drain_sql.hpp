@@ -16,6 +16,7 @@ struct DrainSql {
   std::vector<std::string> bucket_tables;  // $1 bucket -> int[] table ids in the bucket
   std::string finish_page;           // $1 seg, $2 bucket, $3 cursor, $4 done, $5 fed downstream
   std::string fail_bucket;           // $1 seg, $2 bucket: release with backoff
+  std::string retry_bucket;          // $1 seg, $2 bucket, $3 ms: release, retry after $3 ms
   std::string record_drain_failure;  // $1 int[] tables, $2 error, $3 sqlstate
   std::string clear_drain_failure;   // $1 int[] tables
   std::string claim_build;           // -> id, build_phase, build_cursor, build_sweep_target
@@ -24,6 +25,7 @@ struct DrainSql {
   std::string next_build_phase;      // $1 id, $2 the next phase (target | groups)
   std::string finish_build;          // $1 id: live
   std::string fail_build;            // $1 id, $2 error json
+  std::string retry_build;           // $1 id, $2 error json, $3 ms: release, retry after $3 ms
 };
 
 DrainSql compile_drain(const std::string& catalog_schema, int slots);

@@ -18,7 +18,11 @@ std::vector<std::string> create_temp_tables_sql() {
       "CREATE TEMP TABLE IF NOT EXISTS trellis_page (tbl int NOT NULL, key text[] NOT NULL, "
       "PRIMARY KEY (tbl, key)) ON COMMIT DELETE ROWS",
       "CREATE TEMP TABLE IF NOT EXISTS trellis_groups (tid int NOT NULL, grp text[] NOT NULL, "
-      "delta numeric[], PRIMARY KEY (tid, grp)) ON COMMIT DELETE ROWS"};
+      "delta numeric[], PRIMARY KEY (tid, grp)) ON COMMIT DELETE ROWS",
+      "CREATE TEMP TABLE IF NOT EXISTS trellis_hidden (tbl int NOT NULL, key text[] NOT NULL) ON "
+      "COMMIT DELETE ROWS",
+      "CREATE TEMP TABLE IF NOT EXISTS trellis_page_saved (tbl int NOT NULL, key text[] NOT NULL, "
+      "n bigint NOT NULL, PRIMARY KEY (tbl, n)) ON COMMIT DELETE ROWS"};
 }
 
 std::string column_ddl(const Column& c, bool not_null) {
@@ -34,7 +38,12 @@ std::string page_keys_cte(const TransformDef& d) {
 }
 
 std::string changed(const Field& f) {
-  if (f.column.comparable) return fmt::format("__t.{0} IS DISTINCT FROM __s.{0}", ident(f.name));
+  // Numerics and floats have equal values that print differently (1 and
+  // 1.00, 0 and -0); the target must hold what the SELECT prints.
+  const std::string& type = f.column.type;
+  bool by_text = !f.column.comparable || type.rfind("numeric", 0) == 0 ||
+                 type == "double precision" || type == "real";
+  if (!by_text) return fmt::format("__t.{0} IS DISTINCT FROM __s.{0}", ident(f.name));
   return fmt::format("__t.{0}::text IS DISTINCT FROM __s.{0}::text", ident(f.name));
 }
 

@@ -10,6 +10,7 @@
 
 #include "apply/drainer.hpp"
 #include "build/builder.hpp"
+#include "capture/drift.hpp"
 #include "capture/reconciler.hpp"
 #include "catalog/store.hpp"
 #include "compile/sql_text.hpp"
@@ -24,6 +25,9 @@ namespace {
 constexpr std::chrono::milliseconds kPollFloor{250};
 constexpr int kSlots = 4;
 constexpr int kBuckets = 16;
+// Schema drift is checked every this many staging ticks (about once a second
+// at the default tick).
+constexpr int kDriftEveryTicks = 10;
 
 std::string hostname() {
   char buf[256] = {0};
@@ -106,6 +110,7 @@ void Runtime::staging_loop() {
   catalog::Store store(options_.schema);
   ring::Ring ring({options_.schema, kSlots, kBuckets});
   capture::Reconciler reconciler(store, {options_.schema, kSlots, kBuckets});
+  capture::DriftWatch drift(store, {options_.schema, kSlots, kBuckets});
   std::unique_ptr<pg::Connection> conn;
   int failures = 0;
   int64_t ticks = 0;
@@ -123,6 +128,7 @@ void Runtime::staging_loop() {
         forget_dead_workers(*conn, options_.schema);
         register_worker(*conn, options_.schema, "staging");
       }
+      if (ticks % kDriftEveryTicks == 0) drift.check(*conn);
       bool started = reconciler.reconcile(*conn);
       ring.recover(*conn);  // a seal interrupted by an error is completed first
       ring.seal(*conn);

@@ -51,10 +51,8 @@ std::vector<Expr> row_exprs(const Column& c) {
               {n + "::numeric * 2", Kind::numeric, c.tiny},
               {n + " > 0", Kind::boolean, true}};
     case Kind::numeric:
-      // EXCLUDED FEATURE (known bug numeric_text, see known_bug_included).
-      if (known_bug_included("numeric_text"))
-        return {{n + "::text", Kind::text, c.tiny}, {n, Kind::numeric, c.tiny}};
       return {{n, Kind::numeric, c.tiny},
+              {n + "::text", Kind::text, c.tiny},
               {"round(" + n + ", 1)", Kind::numeric, c.tiny},
               {n + " * 2", Kind::numeric, c.tiny},
               {n + " + 1", Kind::numeric, c.tiny},
@@ -206,12 +204,7 @@ void one_to_one(Rng& rng, Transform& t, int index, const Relation& src,
 // Group columns: one or two readable columns, tiny ones preferred.
 std::vector<Column> group_columns(Rng& rng, const Relation& src) {
   std::vector<Column> cols;
-  // EXCLUDED FEATURE (known bug group_by_key, see known_bug_included):
-  // key columns as group keys.
-  for (const auto& c : readable(src))
-    if (known_bug_included("group_by_key") ||
-        std::find(src.key.begin(), src.key.end(), c.name) == src.key.end())
-      cols.push_back(c);
+  for (const auto& c : readable(src)) cols.push_back(c);
   std::vector<Column> tiny;
   for (const auto& c : cols)
     if (c.tiny) tiny.push_back(c);

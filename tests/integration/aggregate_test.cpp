@@ -19,14 +19,23 @@ void write_hot_groups(const std::string& url, int seed, int ops) {
     std::string v = std::to_string(val(rng));
     std::string stmt;
     switch (kind(rng)) {
-      case 0: case 1:
-        stmt = "INSERT INTO sales VALUES (" + k + ", " + g + ", " + v + ") ON CONFLICT (id) DO "
+      case 0:
+      case 1:
+        stmt = "INSERT INTO sales VALUES (" + k + ", " + g + ", " + v +
+               ") ON CONFLICT (id) DO "
                "UPDATE SET amount = EXCLUDED.amount";
         break;
-      case 2: stmt = "UPDATE sales SET grp = " + g + " WHERE id = " + k; break;
-      case 3: stmt = "UPDATE sales SET amount = amount + " + v + " WHERE id = " + k; break;
-      case 4: stmt = "UPDATE sales SET grp = NULL WHERE id = " + k; break;
-      default: stmt = "DELETE FROM sales WHERE id = " + k;
+      case 2:
+        stmt = "UPDATE sales SET grp = " + g + " WHERE id = " + k;
+        break;
+      case 3:
+        stmt = "UPDATE sales SET amount = amount + " + v + " WHERE id = " + k;
+        break;
+      case 4:
+        stmt = "UPDATE sales SET grp = NULL WHERE id = " + k;
+        break;
+      default:
+        stmt = "DELETE FROM sales WHERE id = " + k;
     }
     conn->exec_script(stmt);
   }
@@ -97,7 +106,8 @@ TEST_F(Aggregate, ChainsInAllThreeDirections) {
   sql("CREATE INDEX ON sales_v (g)");
   t->apply("TRANSFORM v_totals FROM sales_v GROUP BY g SELECT SUM(doubled) AS s");  // agg over 1-1
   await_status(*t, "v_totals", "live");
-  t->apply("TRANSFORM totals_view FROM v_totals SELECT g AS grp_copy, s + 1 AS s1");  // 1-1 over agg
+  t->apply(
+      "TRANSFORM totals_view FROM v_totals SELECT g AS grp_copy, s + 1 AS s1");  // 1-1 over agg
   t->apply("TRANSFORM sizes FROM v_totals GROUP BY s WITHOUT SOURCE INDEX SELECT COUNT(*) AS n");
   await_status(*t, "totals_view", "live");
   await_status(*t, "sizes", "live");

@@ -458,3 +458,32 @@ TEST_F(Cli, DemoEndsWithEveryTargetMatchingItsDefinition) {
 
 }  // namespace
 }  // namespace trellis::test
+
+namespace trellis::test {
+
+TEST_F(Cli, QuarantineListAndRelease) {
+  sql("CREATE TABLE src (id int PRIMARY KEY, d int); INSERT INTO src VALUES (1, 1), (2, 0)");
+  auto t = start(1);
+  t->apply("TRANSFORM inv FROM src SELECT 10 / d AS q");
+  await_status(*t, "inv", "live");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!t->status("inv")->held_keys && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto list = trellis({"quarantine", "list", "inv"});
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_NE(list.out.find("public.src"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("[\"2\"]"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("division by zero (22012)"), std::string::npos) << list.out;
+  auto still = trellis({"quarantine", "release", "inv", "src", "[\"2\"]"});
+  EXPECT_EQ(still.code, 1);
+  EXPECT_EQ(still.err.rfind("error (conflict): ", 0), 0u) << still.err;
+  sql("UPDATE src SET d = 5 WHERE id = 2");
+  auto release = trellis({"quarantine", "release", "inv", "src", "[\"2\"]"});
+  EXPECT_EQ(release.code, 0) << release.err;
+  auto empty = trellis({"quarantine", "list", "inv"});
+  EXPECT_EQ(empty.out, "no keys are held for inv\n");
+  await_converged(*t);
+  expect_oracle("inv");
+}
+
+}  // namespace trellis::test

@@ -1,0 +1,94 @@
+// Bisection and charging; see quarantine.hpp.
+#include "apply/quarantine.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "pg/sql_error.hpp"
+
+namespace trellis::apply {
+
+Quarantine::Quarantine(const std::string& catalog_schema)
+    : sql_(compile::compile_quarantine(catalog_schema)) {}
+
+void Quarantine::append_hidden(int transform_id, const std::vector<Statement>& steps,
+                               std::vector<Statement>& out) const {
+  out.push_back({sql_.hide_held_keys, {std::to_string(transform_id)}});
+  out.insert(out.end(), steps.begin(), steps.end());
+  out.push_back({sql_.restore_hidden_keys, {}});
+}
+
+// Runs `stmts` under a savepoint; true when they succeed. Their effects are
+// kept only when `keep` and they succeed. A data error fills `failure`
+// (error, sqlstate); any other error is rethrown.
+bool Quarantine::runs(pg::Connection& conn, const std::vector<Statement>& stmts, Culprit* failure,
+                      bool keep) const {
+  conn.exec("SAVEPOINT trellis_isolate");
+  bool ok = true;
+  try {
+    conn.pipeline(stmts);
+  } catch (const pg::SqlError& e) {
+    if (!conn.healthy() || pg::classify_sqlstate(e.sqlstate()) != pg::FailureClass::data) throw;
+    ok = false;
+    if (failure) {
+      failure->error = e.what();
+      failure->sqlstate = e.sqlstate();
+    }
+  }
+  conn.exec(ok && keep ? "RELEASE SAVEPOINT trellis_isolate"
+                       : "ROLLBACK TO SAVEPOINT trellis_isolate");
+  return ok;
+}
+
+std::optional<Culprit> Quarantine::bisect(pg::Connection& conn, const TransformWork& work) const {
+  std::string tbl = std::to_string(work.source_table_id);
+  int64_t lo = 0, hi = conn.exec(sql_.count_saved, {tbl}).get_int(0, 0);
+  auto with_range = [&](int64_t from, int64_t to) {
+    std::vector<Statement> stmts = {
+        {sql_.clear_table_keys, {tbl}},
+        {sql_.fill_saved_range, {tbl, std::to_string(from), std::to_string(to)}}};
+    append_hidden(work.transform_id, work.steps, stmts);
+    return stmts;
+  };
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (runs(conn, with_range(lo, mid), nullptr, false))
+      lo = mid;  // the first half goes through: the failure is in the second
+    else
+      hi = mid;
+  }
+  Culprit c;
+  if (hi <= lo || runs(conn, with_range(lo, lo + 1), &c, false)) return std::nullopt;
+  c.transform_id = work.transform_id;
+  c.tbl = work.source_table_id;
+  c.key = conn.exec(sql_.saved_key, {tbl, std::to_string(lo)}).get(0, 0);
+  return c;
+}
+
+std::optional<Culprit> Quarantine::isolate(pg::Connection& conn, const Refill& refill) const {
+  pg::Transaction txn(conn);  // never committed
+  auto work = refill();
+  if (!work) return std::nullopt;
+  conn.exec(sql_.save_page);
+  for (const auto& w : *work) {
+    std::vector<Statement> stmts;
+    append_hidden(w.transform_id, w.steps, stmts);
+    // A transform that goes through keeps its writes: later ones may read them.
+    if (!runs(conn, stmts, nullptr, true)) return bisect(conn, w);
+  }
+  return std::nullopt;
+}
+
+Quarantine::Charged Quarantine::charge(pg::Connection& conn, const Culprit& c,
+                                       const pg::Param& seg) const {
+  pg::Transaction txn(conn);
+  auto r = conn.exec(sql_.charge, {std::to_string(c.transform_id), std::to_string(c.tbl), c.key,
+                                   seg, c.error, c.sqlstate});
+  Charged out{r.get_bool(0, 0), 100 * static_cast<int>(r.get_int(0, 1))};
+  bool tripped = out.held && conn.exec(sql_.trip_fuse, {std::to_string(c.transform_id)}).rows() > 0;
+  txn.commit();
+  spdlog::warn("key {} of table {} failed for transform {} ({}){}{}", c.key, c.tbl, c.transform_id,
+               c.error, out.held ? "; held" : "", tripped ? "; fuse tripped: quarantined" : "");
+  return out;
+}
+
+}  // namespace trellis::apply

@@ -1,0 +1,72 @@
+// Finding and charging the key behind a data error (DESIGN §4.6). When a
+// page (or a build chunk) fails with a data error, the same work is redone
+// in a transaction that is always rolled back: each transform's steps run
+// under a savepoint, and the first one that fails has its keys of the page
+// halved until a single failing key remains. That key is then charged in a
+// transaction of its own; after 5 charges it is held for that transform,
+// which the page then runs without, and 5 held keys trip the transform's
+// fuse.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apply/rederive.hpp"
+#include "compile/quarantine_sql.hpp"
+
+namespace trellis::apply {
+
+struct Culprit {
+  int transform_id = 0;
+  int tbl = 0;
+  std::string key;  // text[] literal
+  std::string error;
+  std::string sqlstate;
+};
+
+// One transform's part of the failed work: the statements it ran for the
+// page (its held keys hidden first, restored after).
+struct TransformWork {
+  int transform_id = 0;
+  int source_table_id = 0;
+  std::vector<Statement> steps;
+};
+
+class Quarantine {
+ public:
+  explicit Quarantine(const std::string& catalog_schema);
+
+  // Wraps one transform's steps so its held keys stay out of the page.
+  void append_hidden(int transform_id, const std::vector<Statement>& steps,
+                     std::vector<Statement>& out) const;
+
+  // Fills the page inside the isolating transaction and returns the work to
+  // redo, or nothing when it is gone (e.g. the claim was lost).
+  using Refill = std::function<std::optional<std::vector<TransformWork>>()>;
+
+  // Redoes the work in a rolled-back transaction: `refill` fills the page,
+  // then each transform's steps run. Returns the failing key, or nothing
+  // when no single key fails on its own.
+  std::optional<Culprit> isolate(pg::Connection& conn, const Refill& refill) const;
+
+  // Charges the key in its own transaction. When it is not held yet, the
+  // work is retried after retry_ms (growing with the key's charges).
+  struct Charged {
+    bool held = false;
+    int retry_ms = 0;
+  };
+  Charged charge(pg::Connection& conn, const Culprit& culprit, const pg::Param& seg) const;
+
+  const compile::QuarantineSql& sql() const { return sql_; }
+
+ private:
+  std::optional<Culprit> bisect(pg::Connection& conn, const TransformWork& work) const;
+  bool runs(pg::Connection& conn, const std::vector<Statement>& stmts, Culprit* failure,
+            bool keep) const;
+
+  compile::QuarantineSql sql_;
+};
+
+}  // namespace trellis::apply

@@ -1,0 +1,153 @@
+// Drift checks; see drift.hpp. Each finding names the table, the columns
+// and the fix, and is stored on the readers it pauses.
+#include "capture/drift.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "compile/sql_text.hpp"
+#include "lang/introspect.hpp"
+
+namespace trellis::capture {
+
+namespace {
+
+struct Finding {
+  std::string kind;  // capture | disruption
+  std::vector<std::string> columns;
+  std::string error;
+};
+
+std::string name_of(const catalog::CapturedTable& t) {
+  return t.schema + "." + t.name;
+}
+
+// Problems of the table itself, for every reader alike.
+std::optional<Finding> table_finding(pg::Connection& conn, const catalog::CapturedTable& t,
+                                     const std::optional<lang::TableInfo>& info,
+                                     const std::string& trigger_probe) {
+  const std::string table = name_of(t);
+  if (!info)
+    return Finding{"disruption",
+                   {},
+                   fmt::format("table {} was dropped or renamed; its changes are no longer "
+                               "captured. Restore it, then RESUME the transform (it rebuilds)",
+                               table)};
+  if (info->oid != t.relid)
+    return Finding{"disruption",
+                   {},
+                   fmt::format("table {} was replaced by another table of the same name; changes "
+                               "may be missing. RESUME the transform to capture the new table "
+                               "and rebuild",
+                               table)};
+  if (conn.exec(trigger_probe).get_int(0, 0) < 4)
+    return Finding{"disruption",
+                   {},
+                   fmt::format("capture triggers on {} were disabled or dropped (e.g. by ALTER "
+                               "TABLE ... DISABLE TRIGGER ALL); changes made meanwhile may be "
+                               "missing. RESUME the transform to reinstall capture and rebuild",
+                               table)};
+  if (info->in_hierarchy)
+    return Finding{"capture",
+                   {},
+                   fmt::format("table {} joined an inheritance hierarchy or was partitioned; "
+                               "detach it, then RESUME the transform",
+                               table)};
+  if (info->rls_applies)
+    return Finding{"capture",
+                   {},
+                   fmt::format("row-level security on {} now applies to Trellis's role; disable "
+                               "it or exempt the role, then RESUME the transform",
+                               table)};
+  if (info->subscribed)
+    return Finding{"capture",
+                   {},
+                   fmt::format("a logical-replication subscription writes into {}; its changes "
+                               "bypass capture. Drop the subscription, then RESUME the transform",
+                               table)};
+  std::vector<std::string> key;
+  for (const auto& c : t.key) key.push_back(c.name);
+  auto same_set = [&](std::vector<std::string> cols) {
+    std::vector<std::string> k = key;
+    std::sort(cols.begin(), cols.end());
+    std::sort(k.begin(), k.end());
+    return cols == k;
+  };
+  bool unique = same_set(info->primary_key) ||
+                std::any_of(info->unique_keys.begin(), info->unique_keys.end(), same_set);
+  if (!unique)
+    return Finding{"capture", key,
+                   fmt::format("the key ({}) of {} is no longer a primary key or unique index; "
+                               "restore it, then RESUME the transform",
+                               fmt::join(key, ", "), table)};
+  return std::nullopt;
+}
+
+// Columns one reader reads that are gone or retyped.
+std::optional<Finding> reader_finding(const catalog::CapturedTable& t, const lang::TableInfo& info,
+                                      const catalog::TransformDef& d) {
+  Finding f{"capture", {}, ""};
+  std::vector<std::string> problems;
+  for (const auto& c : d.reads) {
+    const auto* col = info.find(c.name);
+    if (!col) {
+      f.columns.push_back(c.name);
+      problems.push_back(fmt::format("column \"{}\" was renamed or dropped", c.name));
+    } else if (col->column.type != c.type) {
+      f.columns.push_back(c.name);
+      problems.push_back(
+          fmt::format("column \"{}\" was retyped from {} to {}", c.name, c.type, col->column.type));
+    }
+  }
+  if (problems.empty()) return std::nullopt;
+  f.error = fmt::format(
+      "{} of {}, which {} reads; restore it (or redefine the transform), then "
+      "RESUME it",
+      fmt::join(problems, "; "), name_of(t), d.target_name());
+  return f;
+}
+
+}  // namespace
+
+DriftWatch::DriftWatch(catalog::Store& store, compile::RingShape ring)
+    : store_(store), ring_(std::move(ring)) {}
+
+int DriftWatch::check(pg::Connection& conn) {
+  auto defs = store_.transforms(conn, "status IN ('backfilling', 'live')");
+  int paused = 0;
+  for (const auto& table : store_.captured_tables(conn)) {
+    if (!table.installed_signature) continue;
+    std::vector<const catalog::TransformDef*> readers;
+    for (const auto& d : defs)
+      if (d.source_table_id == table.id) readers.push_back(&d);
+    if (readers.empty()) continue;
+    auto info = lang::describe_table(conn, table.schema, table.name);
+    auto shared =
+        table_finding(conn, table, info, compile::compile_capture(table, {}, ring_).trigger_probe);
+    for (const auto* d : readers) {
+      auto finding = shared ? shared : reader_finding(table, *info, *d);
+      if (!finding) continue;
+      nlohmann::json failure = {{"kind", finding->kind},
+                                {"table", name_of(table)},
+                                {"columns", finding->columns},
+                                {"error", finding->error}};
+      auto r = conn.exec(
+          fmt::format("UPDATE {} SET status = 'paused', build_owner_pid = NULL, build_owner_start "
+                      "= NULL, capture_failure = $2::jsonb || jsonb_build_object('detected_at', "
+                      "now()::text), updated_at = now() WHERE id = $1::int AND status IN "
+                      "('backfilling', 'live')",
+                      store_.table("transforms")),
+          {std::to_string(d->id), failure.dump()});
+      if (r.affected() == 0) continue;
+      ++paused;
+      spdlog::warn("transform {} paused: {}", d->target_name(), finding->error);
+    }
+  }
+  return paused;
+}
+
+}  // namespace trellis::capture

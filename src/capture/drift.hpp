@@ -1,0 +1,31 @@
+// Schema drift and disruption (SPEC §3, automatic pauses), checked by the
+// staging worker: for every table whose capture is installed and read by a
+// running transform, the live catalog is compared with what the readers were
+// defined against. A read column renamed, dropped or retyped, the key no
+// longer unique, the table joining an inheritance hierarchy, row-level
+// security applying to this role or a subscription writing into it pause the
+// readers with capture_failure kind `capture` (RESUME re-validates and
+// refuses until the schema fits again). Capture triggers disabled or
+// dropped, or the table dropped or replaced by another of the same name,
+// pause them with kind `disruption` (changes may be missing; RESUME
+// reinstalls capture and rebuilds). Everything else keeps running.
+#pragma once
+
+#include "catalog/store.hpp"
+#include "compile/capture.hpp"
+#include "pg/connection.hpp"
+
+namespace trellis::capture {
+
+class DriftWatch {
+ public:
+  DriftWatch(catalog::Store& store, compile::RingShape ring);
+  // Checks every captured table once; returns how many transforms it paused.
+  int check(pg::Connection& conn);
+
+ private:
+  catalog::Store& store_;
+  compile::RingShape ring_;
+};
+
+}  // namespace trellis::capture

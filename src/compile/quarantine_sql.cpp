@@ -1,0 +1,89 @@
+// Quarantine statements; see quarantine_sql.hpp. Keys are the ring's
+// encoding (text[] of each key column's JSON text); users see and give them
+// as JSON arrays of those texts, and a single-column key may be given as a
+// bare JSON scalar.
+#include "compile/quarantine_sql.hpp"
+
+#include <fmt/format.h>
+
+#include "compile/sql_text.hpp"
+#include "compile/transform_sql.hpp"
+
+namespace trellis::compile {
+
+namespace {
+
+constexpr const char* kHidden = "pg_temp.trellis_hidden";
+constexpr const char* kSaved = "pg_temp.trellis_page_saved";
+
+// text[] from a JSON array of key values (or a bare scalar).
+std::string key_from_json(const std::string& param) {
+  return fmt::format(
+      "(SELECT array_agg(__e.v #>> '{{}}' ORDER BY __e.n) FROM jsonb_array_elements(CASE WHEN "
+      "jsonb_typeof({0}::jsonb) = 'array' THEN {0}::jsonb ELSE jsonb_build_array({0}::jsonb) END) "
+      "WITH ORDINALITY AS __e (v, n))",
+      param);
+}
+
+}  // namespace
+
+QuarantineSql compile_quarantine(const std::string& cs) {
+  QuarantineSql q;
+  std::string held = qualified(cs, "held_keys");
+  std::string transforms = qualified(cs, "transforms");
+  q.hide_held_keys = fmt::format(
+      "WITH __moved AS (DELETE FROM {0} p USING {1} h WHERE h.transform_id = $1::int AND h.held "
+      "AND h.tbl = p.tbl AND h.key = p.key RETURNING p.tbl, p.key) INSERT INTO {2} (tbl, key) "
+      "SELECT tbl, key FROM __moved",
+      kPageTable, held, kHidden);
+  q.restore_hidden_keys = fmt::format(
+      "WITH __back AS (DELETE FROM {0} RETURNING tbl, key) INSERT INTO {1} (tbl, key) SELECT tbl, "
+      "key FROM __back ON CONFLICT DO NOTHING",
+      kHidden, kPageTable);
+  q.save_page = fmt::format(
+      "INSERT INTO {} (tbl, key, n) SELECT tbl, key, row_number() OVER (PARTITION BY tbl ORDER BY "
+      "key) - 1 FROM {}",
+      kSaved, kPageTable);
+  q.count_saved = fmt::format("SELECT count(*) FROM {} WHERE tbl = $1::int", kSaved);
+  q.clear_table_keys = fmt::format("DELETE FROM {} WHERE tbl = $1::int", kPageTable);
+  q.fill_saved_range = fmt::format(
+      "INSERT INTO {} (tbl, key) SELECT tbl, key FROM {} WHERE tbl = $1::int AND n >= $2::bigint "
+      "AND n < $3::bigint",
+      kPageTable, kSaved);
+  q.saved_key = fmt::format("SELECT key FROM {} WHERE tbl = $1::int AND n = $2::bigint", kSaved);
+  q.charge = fmt::format(
+      "INSERT INTO {0} AS h (transform_id, tbl, key, seg, error, sqlstate, held, held_at) VALUES "
+      "($1::int, $2::int, $3::text[], $4::bigint, $5, $6, {1} <= 1, CASE WHEN {1} <= 1 THEN now() "
+      "END) ON CONFLICT (transform_id, tbl, key) DO UPDATE SET charges = h.charges + 1, "
+      "error = EXCLUDED.error, sqlstate = EXCLUDED.sqlstate, seg = coalesce(EXCLUDED.seg, h.seg), "
+      "held = h.held OR h.charges + 1 >= {1}, held_at = CASE WHEN h.held THEN h.held_at WHEN "
+      "h.charges + 1 >= {1} THEN now() END RETURNING held, charges",
+      held, kChargesToHold);
+  q.trip_fuse = fmt::format(
+      "UPDATE {} SET status = 'quarantined', updated_at = now() WHERE id = $1::int AND status IN "
+      "('backfilling', 'live') AND (SELECT count(*) FROM {} WHERE transform_id = $1::int AND "
+      "held) >= {} RETURNING 1",
+      transforms, held, kHeldKeysToTrip);
+  q.sample = fmt::format(
+      "SELECT c.table_schema || '.' || c.table_name, to_jsonb(h.key)::text, h.charges, h.error, "
+      "h.sqlstate, h.held_at::text, to_jsonb(ARRAY[h.tbl::text] || h.key)::text FROM {0} h JOIN "
+      "{1} c ON c.id = h.tbl WHERE h.transform_id = $1::int AND h.held AND ($3::text = '' OR "
+      "ARRAY[h.tbl::text] || h.key > {2}) ORDER BY ARRAY[h.tbl::text] || h.key LIMIT $2::int",
+      held, qualified(cs, "captured_tables"), key_from_json("nullif($3::text, '')"));
+  q.lock_held = fmt::format(
+      "SELECT key FROM {} WHERE transform_id = $1::int AND tbl = $2::int AND held AND key = {} "
+      "FOR UPDATE",
+      held, key_from_json("$3::text"));
+  q.put_key_in_page =
+      fmt::format("INSERT INTO {} (tbl, key) VALUES ($1::int, $2::text[])", kPageTable);
+  q.release = fmt::format(
+      "DELETE FROM {} WHERE transform_id = $1::int AND tbl = $2::int AND key = $3::text[]", held);
+  q.record_failure = fmt::format(
+      "UPDATE {} SET error = $4, sqlstate = $5 WHERE transform_id = $1::int AND tbl = $2::int AND "
+      "key = $3::text[]",
+      held);
+  q.clear_transform = fmt::format("DELETE FROM {} WHERE transform_id = $1::int", held);
+  return q;
+}
+
+}  // namespace trellis::compile

@@ -1,0 +1,48 @@
+// Statements of quarantine (DESIGN §4.6), rendered for one catalog schema:
+// keeping a transform's held keys out of the page while its steps run,
+// narrowing a failing page down to one key (bisection over a saved copy of
+// the page), charging and holding that key, tripping the fuse, and the
+// reads and writes behind sample_quarantined and release_key.
+#pragma once
+
+#include <string>
+
+namespace trellis::compile {
+
+// A transform trips its fuse (status quarantined) at this many held keys;
+// a key is held after this many charges.
+inline constexpr int kChargesToHold = 5;
+inline constexpr int kHeldKeysToTrip = 5;
+
+struct QuarantineSql {
+  // $1 transform id: move its held keys out of the page (into pg_temp.trellis_hidden).
+  std::string hide_held_keys;
+  std::string restore_hidden_keys;  // put them back
+  // Bisection: copy the page, numbered per table in key order; count one
+  // table's keys ($1 tbl); refill the page's keys of $1 tbl with numbers in
+  // [$2, $3); read the key numbered $2 of $1 tbl (text[]).
+  std::string save_page;
+  std::string count_saved;
+  std::string clear_table_keys;  // $1 tbl
+  std::string fill_saved_range;  // $1 tbl, $2 from, $3 to
+  std::string saved_key;         // $1 tbl, $2 number
+  // $1 transform id, $2 tbl, $3 key text[], $4 seg (or NULL), $5 error,
+  // $6 sqlstate -> held (bool), charges: one more charge; held at kChargesToHold.
+  std::string charge;
+  // $1 transform id: quarantined once kHeldKeysToTrip keys are held.
+  std::string trip_fuse;
+  // $1 transform id, $2 limit, $3 cursor (text: '' = start) -> tbl table
+  // name, key (jsonb array), charges, error, sqlstate, held_at, cursor.
+  std::string sample;
+  // $1 transform id, $2 tbl, $3 key (jsonb array or scalar) -> the key as
+  // text[] when it is held, locked.
+  std::string lock_held;
+  std::string put_key_in_page;  // $1 tbl, $2 key text[]
+  std::string release;          // $1 transform id, $2 tbl, $3 key text[]
+  std::string record_failure;   // $1 transform id, $2 tbl, $3 key text[], $4 error, $5 sqlstate
+  std::string clear_transform;  // $1 transform id: forget every charge (RESUME rebuilds)
+};
+
+QuarantineSql compile_quarantine(const std::string& catalog_schema);
+
+}  // namespace trellis::compile
