@@ -24,8 +24,11 @@ nlohmann::json field_json(const Field& f) {
   if (!f.incremental) return j;
   auto calls = nlohmann::json::array();
   for (const auto& c : f.calls)
-    calls.push_back(
-        {{"begin", c.begin}, {"end", c.end}, {"kind", c.kind}, {"accumulator", c.accumulator}});
+    calls.push_back({{"begin", c.begin},
+                     {"end", c.end},
+                     {"kind", c.kind},
+                     {"accumulator", c.accumulator},
+                     {"column", c.column}});
   j["calls"] = calls;
   return j;
 }
@@ -38,7 +41,8 @@ Field field_from(const nlohmann::json& j) {
   if (!j.contains("calls")) return f;
   f.incremental = true;
   for (const auto& c : j.at("calls"))
-    f.calls.push_back({c.at("begin"), c.at("end"), c.at("kind"), c.at("accumulator")});
+    f.calls.push_back(
+        {c.at("begin"), c.at("end"), c.at("kind"), c.at("accumulator"), c.value("column", "")});
   return f;
 }
 

@@ -18,13 +18,15 @@ struct Column {
   bool comparable = true;  // has a default btree equality; otherwise compared as text
 };
 
-// An invertible aggregate call inside an aggregate field: the field reads it
-// from running state on the target instead of recomputing it (DESIGN §4.4).
+// An aggregate call inside an aggregate field that is not recomputed over
+// the group's ledger rows: invertible ones are read from running state on
+// the target (DESIGN §4.4); MIN/MAX of a column from an index on the ledger.
 struct IncrementalCall {
   size_t begin = 0;  // byte range of the call in Field::sql
   size_t end = 0;
-  std::string kind;     // count_star | count | sum | avg
-  int accumulator = 0;  // 1-based index into TransformDef::accumulators; 0 for count_star
+  std::string kind;     // count_star | count | sum | avg | min | max
+  int accumulator = 0;  // 1-based index into TransformDef::accumulators (count, sum, avg)
+  std::string column;   // min/max: the ledger column, read through a (group, column) index
 };
 
 struct Field {

@@ -92,14 +92,17 @@ std::vector<std::string> create(const TransformDef& d) {
   std::string ledger_cols;
   for (const auto& k : d.key) ledger_cols += column_ddl(k, true) + ", ";
   for (const auto& c : ledger_columns(d)) ledger_cols += column_ddl(c, false) + ", ";
-  return {fmt::format("CREATE TABLE {} ({}\"__group\" text[] NOT NULL PRIMARY KEY, "
-                      "UNIQUE NULLS NOT DISTINCT {})",
-                      target(d), cols, key_tuple(d.group, "")),
-          fmt::format(
-              "CREATE TABLE {} ({}\"__ledger_group\" text[], \"__present\" bool NOT NULL DEFAULT "
-              "false, PRIMARY KEY {})",
-              ledger(d), ledger_cols, key_tuple(d.key, "")),
-          fmt::format("CREATE INDEX ON {} (\"__ledger_group\")", ledger(d))};
+  std::vector<std::string> out = {
+      fmt::format("CREATE TABLE {} ({}\"__group\" text[] NOT NULL PRIMARY KEY, "
+                  "UNIQUE NULLS NOT DISTINCT {})",
+                  target(d), cols, key_tuple(d.group, "")),
+      fmt::format(
+          "CREATE TABLE {} ({}\"__ledger_group\" text[], \"__present\" bool NOT NULL DEFAULT "
+          "false, PRIMARY KEY {})",
+          ledger(d), ledger_cols, key_tuple(d.key, "")),
+      fmt::format("CREATE INDEX ON {} (\"__ledger_group\")", ledger(d))};
+  for (auto& index : extreme_indexes(d)) out.push_back(std::move(index));
+  return out;
 }
 
 std::string lock_entries(const TransformDef& d) {

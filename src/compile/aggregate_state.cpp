@@ -1,5 +1,7 @@
 // Running state of incremental aggregate fields; see aggregate_state.hpp.
-// The replacements mirror PostgreSQL's final functions: COUNT is the count;
+// MIN/MAX of a column read the group's extreme ledger row through an index
+// on (group, column). The other replacements mirror PostgreSQL's final
+// functions: COUNT is the count;
 // SUM is NULL without non-null inputs, NaN once a NaN was summed, else the
 // sum (bigint for smallint/integer, numeric otherwise); AVG divides the
 // numeric sum by the count with numeric division, as int8_avg and
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "compile/sql_text.hpp"
 
@@ -117,6 +120,18 @@ std::string absolute_state(const TransformDef& d) {
   return out;
 }
 
+std::vector<std::string> extreme_indexes(const TransformDef& d) {
+  std::set<std::string> columns;
+  for (const auto& f : d.fields)
+    for (const auto& c : f.calls)
+      if (c.kind == "min" || c.kind == "max") columns.insert(c.column);
+  std::vector<std::string> out;
+  for (const auto& c : columns)
+    out.push_back(fmt::format("CREATE INDEX ON {} (\"__ledger_group\", {}) WHERE \"__present\"",
+                              qualified(d.target_schema, d.ledger_table()), ident(c)));
+  return out;
+}
+
 std::string field_from_state(const TransformDef& d, const catalog::Field& f,
                              const std::string& alias) {
   std::vector<catalog::IncrementalCall> calls = f.calls;
@@ -128,6 +143,13 @@ std::string field_from_state(const TransformDef& d, const catalog::Field& f,
     std::string value;
     if (call.kind == "count_star") {
       value = col("__n");
+    } else if (call.kind == "min" || call.kind == "max") {
+      // Answered by the (group, column) index on the ledger.
+      value = fmt::format(
+          "(SELECT {0}(__m.{1}) FROM {2} __m WHERE __m.\"__ledger_group\" = {3} AND "
+          "__m.\"__present\")",
+          call.kind, ident(call.column), qualified(d.target_schema, d.ledger_table()),
+          col("__group"));
     } else {
       const Accumulator& a = d.accumulators.at(call.accumulator - 1);
       std::string c = col(count_col(call.accumulator));

@@ -35,7 +35,12 @@ std::vector<std::string> contributions(const catalog::TransformDef& d);
 // `, count(*) AS "__n", ...` ("" when no field is incremental).
 std::string absolute_state(const catalog::TransformDef& d);
 
-// An incremental field's value from the state columns of `alias`.
+// CREATE INDEX statements for the ledger: (group, column) WHERE present,
+// for each column an incremental MIN/MAX reads.
+std::vector<std::string> extreme_indexes(const catalog::TransformDef& d);
+
+// An incremental field's value from the state columns of `alias` (which
+// also has the group's "__group") and, for MIN/MAX, the ledger's index.
 std::string field_from_state(const catalog::TransformDef& d, const catalog::Field& f,
                              const std::string& alias);
 

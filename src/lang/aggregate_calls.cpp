@@ -48,6 +48,11 @@ void collect(const json& node, std::vector<AggregateCall>& out) {
       c.plain = !flag(*call, "agg_distinct") && !flag(*call, "agg_filter") &&
                 !flag(*call, "agg_order") && !flag(*call, "agg_within_group");
       c.args = call->contains("args") ? call->at("args").size() : 0;
+      if (c.args == 1 && call->at("args")[0].contains("ColumnRef")) {
+        const json& fields = call->at("args")[0].at("ColumnRef").at("fields");
+        if (fields.back().contains("String"))
+          c.arg_column = fields.back().at("String").value("sval", "");
+      }
       long location = call->value("location", -1L) - static_cast<long>(kWrapper.size());
       if (location < 0) throw Error(ErrorCode::internal, "aggregate call without a location");
       c.begin = static_cast<std::size_t>(location);

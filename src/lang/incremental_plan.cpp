@@ -59,7 +59,12 @@ class Planner {
  private:
   std::optional<IncrementalCall> plan_call(const AggregateCall& call) {
     if (!call.builtin || !call.plain) return std::nullopt;
-    IncrementalCall out{call.begin, call.end, "", 0};
+    IncrementalCall out{call.begin, call.end, "", 0, ""};
+    if ((call.name == "min" || call.name == "max") && indexable(call.arg_column)) {
+      out.kind = call.name;
+      out.column = call.arg_column;
+      return out;
+    }
     if (call.name == "count" && call.star) {
       out.kind = "count_star";
       return out;
@@ -76,6 +81,15 @@ class Planner {
     out.kind = call.name;
     out.accumulator = accumulator(call.arg_sql, type, true);
     return out;
+  }
+
+  // A column the ledger holds whose type has a btree order (so MIN/MAX of
+  // it can be read from an index on the ledger).
+  bool indexable(const std::string& column) const {
+    if (column.empty()) return false;
+    for (const auto& c : def_.reads)
+      if (c.name == column) return c.comparable;
+    return false;
   }
 
   std::string typed(const std::string& arg) {
