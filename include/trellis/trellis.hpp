@@ -88,6 +88,12 @@ class Trellis {
   // not_found when the key is not held, conflict when it still fails.
   void release_key(const std::string& target, const std::string& table, const std::string& key);
 
+  // Rebuilds, in place, every running transform that reads `table`
+  // (schema.table or table): each re-derives every key while its target
+  // stays readable, then is live again. Returns how many; throws not_found
+  // when no running transform reads it.
+  int request_backfill(const std::string& table);
+
   bool has_live_staging_worker();
   bool has_live_drain_workers();
 

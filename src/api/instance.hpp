@@ -38,6 +38,9 @@ QuarantinePage sample_quarantined(Trellis::Impl& impl, const std::string& target
 void release_key(Trellis::Impl& impl, const std::string& target, const std::string& table,
                  const std::string& key);
 
+// Rebuild in place (api/backfill.cpp); returns how many transforms.
+int request_backfill(Trellis::Impl& impl, const std::string& table);
+
 // Convergence (api/convergence.cpp).
 Token take_token(Trellis::Impl& impl);
 bool wait_converged(Trellis::Impl& impl, const Token& token, std::chrono::milliseconds timeout);

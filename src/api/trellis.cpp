@@ -120,6 +120,10 @@ void Trellis::release_key(const std::string& target, const std::string& table,
   });
 }
 
+int Trellis::request_backfill(const std::string& table) {
+  return guarded([&] { return api::request_backfill(*impl_, table); });
+}
+
 bool Trellis::has_live_staging_worker() {
   return reading(*impl_, [&] {
     auto conn = impl_->pool.acquire();

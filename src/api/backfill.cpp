@@ -1,0 +1,37 @@
+// request_backfill (SPEC §5): rebuild every transform that reads a table, in
+// place — each goes back to `backfilling` and re-derives every source key and
+// every key its target (or ledger) holds, in chunks, with the drain's own
+// statements, while its target stays readable and live changes keep flowing.
+// For when a target may have drifted from its source by means no capture
+// sees (a restore of the target, a manual edit of it).
+#include <fmt/format.h>
+
+#include "api/instance.hpp"
+
+namespace trellis::api {
+
+int request_backfill(Trellis::Impl& impl, const std::string& table) {
+  auto conn = impl.pool.acquire();
+  auto [schema, name] = split_target(impl, table);
+  auto not_read = [&] {
+    return Error(ErrorCode::not_found,
+                 fmt::format("no running transform reads {}.{}; `trellis status` lists the "
+                             "transforms (paused ones rebuild with RESUME)",
+                             schema, name));
+  };
+  auto source = impl.store.captured_table(*conn, schema, name);
+  if (!source) throw not_read();
+  auto r = conn->exec(
+      fmt::format("UPDATE {} SET status = 'backfilling', build_phase = 'source', build_cursor = "
+                  "NULL, build_sweep_target = true, build_rows_done = 0, build_owner_pid = NULL, "
+                  "build_owner_start = NULL, build_not_before = NULL, backfill_failure = NULL, "
+                  "updated_at = now() WHERE source_table_id = $1::int AND status IN "
+                  "('backfilling', 'live') RETURNING id",
+                  impl.store.table("transforms")),
+      {std::to_string(source->id)});
+  if (r.rows() == 0) throw not_read();
+  impl.store.notify_work(*conn);
+  return r.rows();
+}
+
+}  // namespace trellis::api
