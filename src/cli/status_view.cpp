@@ -139,10 +139,13 @@ std::vector<std::string> describe_status(const Status& s) {
   if (s.capture_failure) out.push_back(describe_capture_failure(s));
   if (const auto& h = s.held_keys; h && h->count > 0)
     out.push_back(fmt::format(
-        "{} source key{} held in quarantine{}; their target rows keep their old values; fix the "
-        "cause, then release the keys",
-        h->count, h->count == 1 ? "" : "s",
-        h->oldest.empty() ? "" : " (oldest " + h->oldest + ")"));
+        "{} source key{} held in quarantine{}; their target rows keep their old values; `trellis "
+        "quarantine list {}` shows them and their errors; fix the cause, then {}",
+        h->count, h->count == 1 ? "" : "s", h->oldest.empty() ? "" : " (oldest " + h->oldest + ")",
+        s.target,
+        s.status == "quarantined"
+            ? "RESUME TRANSFORM " + s.target + " (the fuse tripped; it rebuilds)"
+            : "`trellis quarantine release " + s.target + " TABLE KEY`"));
   for (const auto& c : s.correcting)
     out.push_back(fmt::format("correcting for partition {}{}{}", c.partition,
                               c.reason.empty() ? "" : " (" + c.reason + ")", since(c.since)));
