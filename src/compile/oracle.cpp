@@ -1,7 +1,8 @@
 // Oracle comparison SQL; see oracle.hpp. Aggregates of floating-point values
 // depend on the order rows are summed in, which no plain SELECT fixes either
 // (a heap scan's order changes with updates), so float fields of GROUP BY
-// targets are compared to 12 significant digits (6 for real).
+// targets are compared to 12 significant digits (6 for real), with -0 read
+// as 0 (MIN/MAX over a group holding both return whichever comes first).
 #include "compile/oracle.hpp"
 
 #include <fmt/format.h>
@@ -32,7 +33,7 @@ std::string row_json(const catalog::TransformDef& def, const std::string& alias)
     if (!is_float(f.column)) continue;
     std::string pattern = f.column.type == "real" ? "9.99999EEEE" : "9.99999999999EEEE";
     out = fmt::format(
-        "jsonb_set({}, ARRAY[{}], coalesce(to_jsonb(to_char({}.{}::float8, {})), "
+        "jsonb_set({}, ARRAY[{}], coalesce(to_jsonb(to_char({}.{}::float8 + 0, {})), "
         "'null'))",
         out, literal(f.name), alias, ident(f.name), literal(pattern));
   }
