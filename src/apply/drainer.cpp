@@ -7,6 +7,7 @@
 // error is redone to find the failing key, which is charged (apply/quarantine).
 #include "apply/drainer.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "pg/arrays.hpp"
@@ -34,7 +35,14 @@ bool Drainer::drain_one(pg::Connection& conn) {
       if (!conn.healthy()) throw;
       spdlog::warn("drain of segment {} bucket {} failed: {} ({})", seg, bucket, e.what(),
                    e.sqlstate());
-      auto charged = charge_culprit(conn, seg, bucket, e);
+      auto charged = quarantine_.charge_failure(
+          conn, e,
+          [&]() -> std::optional<std::vector<TransformWork>> {
+            auto page = fill_page(conn, seg, bucket);
+            if (!page) return std::nullopt;
+            return page->work;
+          },
+          seg, fmt::format("segment {} bucket {}", seg, bucket));
       if (!charged) {
         record_failure(conn, seg, bucket, e.what(), e.sqlstate());
       } else if (charged->held) {
@@ -89,30 +97,6 @@ bool Drainer::drain_page(pg::Connection& conn, const std::string& seg, const std
   txn.commit();
   if (!page->tables.empty()) conn.exec(sql_.clear_drain_failure, {pg::int_array(page->tables)});
   return page->last;
-}
-
-// A data error: find the key behind it and charge it; nothing when no
-// single key is to blame.
-std::optional<Quarantine::Charged> Drainer::charge_culprit(pg::Connection& conn,
-                                                           const std::string& seg,
-                                                           const std::string& bucket,
-                                                           const pg::SqlError& e) {
-  if (pg::classify_sqlstate(e.sqlstate()) != pg::FailureClass::data) return std::nullopt;
-  std::optional<Culprit> culprit;
-  try {
-    culprit = quarantine_.isolate(conn, [&]() -> std::optional<std::vector<TransformWork>> {
-      auto page = fill_page(conn, seg, bucket);
-      if (!page) return std::nullopt;
-      return page->work;
-    });
-  } catch (const pg::SqlError& again) {
-    if (!conn.healthy()) throw;
-    spdlog::warn("isolating the failing key of segment {} bucket {} failed: {}", seg, bucket,
-                 again.what());
-    return std::nullopt;
-  }
-  if (!culprit) return std::nullopt;
-  return quarantine_.charge(conn, *culprit, seg);
 }
 
 void Drainer::record_failure(pg::Connection& conn, const std::string& seg,

@@ -11,7 +11,6 @@
 #include "catalog/store.hpp"
 #include "compile/drain_sql.hpp"
 #include "pg/connection.hpp"
-#include "pg/sql_error.hpp"
 #include "ring/ring.hpp"
 
 namespace trellis::apply {
@@ -42,9 +41,7 @@ class Drainer {
   std::optional<Page> fill_page(pg::Connection& conn, const std::string& seg,
                                 const std::string& bucket);
   bool drain_page(pg::Connection& conn, const std::string& seg, const std::string& bucket);
-  std::optional<Quarantine::Charged> charge_culprit(pg::Connection& conn, const std::string& seg,
-                                                    const std::string& bucket,
-                                                    const pg::SqlError& e);
+
   void record_failure(pg::Connection& conn, const std::string& seg, const std::string& bucket,
                       const std::string& error, const std::string& sqlstate);
 

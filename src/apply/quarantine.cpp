@@ -91,4 +91,22 @@ Quarantine::Charged Quarantine::charge(pg::Connection& conn, const Culprit& c,
   return out;
 }
 
+std::optional<Quarantine::Charged> Quarantine::charge_failure(pg::Connection& conn,
+                                                              const pg::SqlError& error,
+                                                              const Refill& refill,
+                                                              const pg::Param& seg,
+                                                              const std::string& what) const {
+  if (pg::classify_sqlstate(error.sqlstate()) != pg::FailureClass::data) return std::nullopt;
+  std::optional<Culprit> culprit;
+  try {
+    culprit = isolate(conn, refill);
+  } catch (const pg::SqlError& again) {
+    if (!conn.healthy()) throw;
+    spdlog::warn("isolating the failing key of {} failed: {}", what, again.what());
+    return std::nullopt;
+  }
+  if (!culprit) return std::nullopt;
+  return charge(conn, *culprit, seg);
+}
+
 }  // namespace trellis::apply

@@ -15,6 +15,7 @@
 
 #include "apply/rederive.hpp"
 #include "compile/quarantine_sql.hpp"
+#include "pg/sql_error.hpp"
 
 namespace trellis::apply {
 
@@ -46,22 +47,30 @@ class Quarantine {
   // redo, or nothing when it is gone (e.g. the claim was lost).
   using Refill = std::function<std::optional<std::vector<TransformWork>>()>;
 
-  // Redoes the work in a rolled-back transaction: `refill` fills the page,
-  // then each transform's steps run. Returns the failing key, or nothing
-  // when no single key fails on its own.
-  std::optional<Culprit> isolate(pg::Connection& conn, const Refill& refill) const;
-
-  // Charges the key in its own transaction. When it is not held yet, the
-  // work is retried after retry_ms (growing with the key's charges).
+  // What charging did: the key is now held (the work goes on at once
+  // without it), or the work is to be retried after retry_ms (growing with
+  // the key's charges).
   struct Charged {
     bool held = false;
     int retry_ms = 0;
   };
-  Charged charge(pg::Connection& conn, const Culprit& culprit, const pg::Param& seg) const;
 
-  const compile::QuarantineSql& sql() const { return sql_; }
+  // After work failed with `error`: when it is a data error, finds the key
+  // behind it (redoing the work as `refill` gives it) and charges that key
+  // against `seg` (the held change's segment; none for a build). Nothing
+  // when the error is of another class or no single key is to blame;
+  // `what` names the work in the log.
+  std::optional<Charged> charge_failure(pg::Connection& conn, const pg::SqlError& error,
+                                        const Refill& refill, const pg::Param& seg,
+                                        const std::string& what) const;
 
  private:
+  // Redoes the work in a rolled-back transaction: `refill` fills the page,
+  // then each transform's steps run. Returns the failing key, or nothing
+  // when no single key fails on its own.
+  std::optional<Culprit> isolate(pg::Connection& conn, const Refill& refill) const;
+  // Charges the key in its own transaction.
+  Charged charge(pg::Connection& conn, const Culprit& culprit, const pg::Param& seg) const;
   std::optional<Culprit> bisect(pg::Connection& conn, const TransformWork& work) const;
   bool runs(pg::Connection& conn, const std::vector<Statement>& stmts, Culprit* failure,
             bool keep) const;

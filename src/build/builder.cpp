@@ -34,7 +34,14 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
     spdlog::warn("build chunk of {} failed: {} ({})", def.target_name(), e.what(), e.sqlstate());
-    auto charged = charge_culprit(conn, def, e);
+    auto charged = quarantine_.charge_failure(
+        conn, e,
+        [&]() -> std::optional<std::vector<apply::TransformWork>> {
+          auto chunk = fill_chunk(conn, def);
+          if (!chunk || chunk->phase == "groups") return std::nullopt;  // groups carry no key
+          return std::vector<apply::TransformWork>{chunk->work};
+        },
+        std::nullopt, "a build chunk of " + def.target_name());
     if (charged && charged->held) return true;  // the chunk goes on at once without that key
     auto cursor = claim.get_opt(0, 2);
     std::string chunk =
@@ -98,29 +105,6 @@ void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) 
   conn.pipeline(stmts);
   txn.commit();
   if (done) spdlog::info("transform {} is live", def.target_name());
-}
-
-// A data error: find the source key behind it and charge it; nothing when
-// no single key is to blame.
-std::optional<apply::Quarantine::Charged> Builder::charge_culprit(pg::Connection& conn,
-                                                                  const catalog::TransformDef& def,
-                                                                  const pg::SqlError& e) {
-  if (pg::classify_sqlstate(e.sqlstate()) != pg::FailureClass::data) return std::nullopt;
-  std::optional<apply::Culprit> culprit;
-  try {
-    culprit = quarantine_.isolate(conn, [&]() -> std::optional<std::vector<apply::TransformWork>> {
-      auto chunk = fill_chunk(conn, def);
-      if (!chunk || chunk->phase == "groups") return std::nullopt;  // groups carry no source key
-      return std::vector<apply::TransformWork>{chunk->work};
-    });
-  } catch (const pg::SqlError& again) {
-    if (!conn.healthy()) throw;
-    spdlog::warn("isolating the failing key of a build chunk of {} failed: {}", def.target_name(),
-                 again.what());
-    return std::nullopt;
-  }
-  if (!culprit) return std::nullopt;
-  return quarantine_.charge(conn, *culprit, std::nullopt);
 }
 
 }  // namespace trellis::build

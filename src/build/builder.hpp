@@ -8,7 +8,6 @@
 #include "catalog/store.hpp"
 #include "compile/drain_sql.hpp"
 #include "pg/connection.hpp"
-#include "pg/sql_error.hpp"
 
 namespace trellis::build {
 
@@ -33,9 +32,6 @@ class Builder {
   };
   std::optional<Chunk> fill_chunk(pg::Connection& conn, const catalog::TransformDef& def);
   void run_chunk(pg::Connection& conn, const catalog::TransformDef& def);
-  std::optional<apply::Quarantine::Charged> charge_culprit(pg::Connection& conn,
-                                                           const catalog::TransformDef& def,
-                                                           const pg::SqlError& e);
 
   catalog::Store& store_;
   BuildConfig config_;

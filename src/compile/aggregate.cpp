@@ -121,15 +121,14 @@ std::string touched_groups(const TransformDef& d, bool with_deltas) {
         "{1}, \"__ledger_group\" FROM __trellis_src ON CONFLICT DO NOTHING",
         kGroupsTable, d.id);
   std::vector<std::string> contribs = contributions(d);
-  std::string removed, added, sums;
+  std::string removed, added, sums, names;
   for (size_t i = 0; i < contribs.size(); ++i) {
     std::string name = "\"__d" + std::to_string(i + 1) + "\"";
     removed += ", -" + name;
     added += ", " + contribs[i];
+    names += ", " + name;
     sums += (i ? ", " : "") + fmt::format("sum(__d.{})::numeric", name);
   }
-  std::string names;
-  for (size_t i = 0; i < contribs.size(); ++i) names += ", \"__d" + std::to_string(i + 1) + "\"";
   return fmt::format(
       "INSERT INTO {0} (tid, grp, delta) SELECT {1}, __d.grp, ARRAY[{2}] FROM (SELECT "
       "\"__ledger_group\"{3} FROM __trellis_old UNION ALL SELECT {4}.\"__ledger_group\"{5} FROM "
