@@ -27,9 +27,15 @@ struct Options {
 
 // What apply() did.
 struct Applied {
-  std::string kind;    // transform | pause | resume | drop
+  std::string kind;    // transform | alter | pause | resume | drop
   std::string target;  // schema.table
   std::string status;  // status after the statement
+  // ALTER TRANSFORM: the fields it actually added, dropped and re-expressed
+  // (no-op clauses are left out; a field dropped and added back with another
+  // expression is in both `added` and `dropped`).
+  std::vector<std::string> added = {};
+  std::vector<std::string> dropped = {};
+  std::vector<std::string> altered = {};
 };
 
 struct Definition {

@@ -22,8 +22,10 @@ int request_backfill(Trellis::Impl& impl, const std::string& table) {
   auto source = impl.store.captured_table(*conn, schema, name);
   if (!source) throw not_read();
   auto r = conn->exec(
-      fmt::format("UPDATE {} SET status = 'backfilling', build_phase = 'source', build_cursor = "
-                  "NULL, build_sweep_target = true, build_rows_done = 0, build_owner_pid = NULL, "
+      fmt::format("UPDATE {} SET status = 'backfilling', build_phase = CASE WHEN build_phase = "
+                  "'awaiting_capture' THEN build_phase ELSE 'source' END, build_fields = NULL, "
+                  "build_cursor = NULL, build_sweep_target = true, build_rows_done = 0, "
+                  "build_owner_pid = NULL, "
                   "build_owner_start = NULL, build_not_before = NULL, backfill_failure = NULL, "
                   "updated_at = now() WHERE source_table_id = $1::int AND status IN "
                   "('backfilling', 'live') RETURNING id",

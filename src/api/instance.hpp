@@ -28,6 +28,8 @@ Applied define_transform(Trellis::Impl& impl, const lang::TransformStmt& stmt);
 Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt);
 Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt);
 Applied drop_transform(Trellis::Impl& impl, const lang::DropTransformStmt& stmt);
+// ALTER TRANSFORM (api/alter.cpp).
+Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stmt);
 
 // Status records (api/status.cpp).
 std::vector<Status> read_status(Trellis::Impl& impl, const std::optional<std::string>& target);

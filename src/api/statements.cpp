@@ -103,6 +103,7 @@ Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt) {
   auto fresh = lang::validate_transform(*conn, impl.store, parsed, ctx);
   conn->exec(fmt::format("UPDATE {} SET definition = $2::jsonb, version = version + 1, status = "
                          "'waiting_to_backfill', build_sweep_target = true, build_phase = NULL, "
+                         "build_fields = NULL, build_fence = NULL, "
                          "build_cursor = NULL, capture_failure = NULL, drain_failure = NULL, "
                          "backfill_failure = NULL, updated_at = now() WHERE id = $1::int",
                          impl.store.table("transforms")),

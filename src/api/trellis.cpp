@@ -72,6 +72,8 @@ Applied Trellis::apply(const std::string& statement) {
             return api::pause_transform(*impl_, stmt);
           else if constexpr (std::is_same_v<T, lang::ResumeStmt>)
             return api::resume_transform(*impl_, stmt);
+          else if constexpr (std::is_same_v<T, lang::AlterTransformStmt>)
+            return api::alter_transform(*impl_, stmt);
           else
             return api::drop_transform(*impl_, stmt);
         },

@@ -4,7 +4,8 @@
 // holds in quarantine), advance the cursor (and mark the bucket done on the
 // last page). A TRUNCATE sentinel adds every key the reader's target holds,
 // so rows whose source rows vanished are removed. A page failing with a data
-// error is redone to find the failing key, which is charged (apply/quarantine).
+// error is redone to find the failing key, which is charged (apply/quarantine);
+// one failing with a privilege error halts the transform behind it.
 #include "apply/drainer.hpp"
 
 #include <fmt/format.h>
@@ -35,14 +36,15 @@ bool Drainer::drain_one(pg::Connection& conn) {
       if (!conn.healthy()) throw;
       spdlog::warn("drain of segment {} bucket {} failed: {} ({})", seg, bucket, e.what(),
                    e.sqlstate());
-      auto charged = quarantine_.charge_failure(
-          conn, e,
-          [&]() -> std::optional<std::vector<TransformWork>> {
-            auto page = fill_page(conn, seg, bucket);
-            if (!page) return std::nullopt;
-            return page->work;
-          },
-          seg, fmt::format("segment {} bucket {}", seg, bucket));
+      Quarantine::Refill refill = [&]() -> std::optional<std::vector<TransformWork>> {
+        auto page = fill_page(conn, seg, bucket);
+        if (!page) return std::nullopt;
+        return page->work;
+      };
+      std::string what = fmt::format("segment {} bucket {}", seg, bucket);
+      if (!quarantine_.halt_failure(conn, e, refill, what).empty())
+        continue;  // the page goes on without the halted transforms
+      auto charged = quarantine_.charge_failure(conn, e, refill, seg, what);
       if (!charged) {
         record_failure(conn, seg, bucket, e.what(), e.sqlstate());
       } else if (charged->held) {

@@ -18,16 +18,16 @@ void Quarantine::append_hidden(int transform_id, const std::vector<Statement>& s
 }
 
 // Runs `stmts` under a savepoint; true when they succeed. Their effects are
-// kept only when `keep` and they succeed. A data error fills `failure`
-// (error, sqlstate); any other error is rethrown.
+// kept only when `keep` and they succeed. An error of class `counted` fills
+// `failure` (error, sqlstate); any other error is rethrown.
 bool Quarantine::runs(pg::Connection& conn, const std::vector<Statement>& stmts, Culprit* failure,
-                      bool keep) const {
+                      bool keep, pg::FailureClass counted) const {
   conn.exec("SAVEPOINT trellis_isolate");
   bool ok = true;
   try {
     conn.pipeline(stmts);
   } catch (const pg::SqlError& e) {
-    if (!conn.healthy() || pg::classify_sqlstate(e.sqlstate()) != pg::FailureClass::data) throw;
+    if (!conn.healthy() || pg::classify_sqlstate(e.sqlstate()) != counted) throw;
     ok = false;
     if (failure) {
       failure->error = e.what();
@@ -107,6 +107,41 @@ std::optional<Quarantine::Charged> Quarantine::charge_failure(pg::Connection& co
   }
   if (!culprit) return std::nullopt;
   return charge(conn, *culprit, seg);
+}
+
+std::vector<std::string> Quarantine::halt_failure(pg::Connection& conn, const pg::SqlError& error,
+                                                  const Refill& refill,
+                                                  const std::string& what) const {
+  if (pg::classify_sqlstate(error.sqlstate()) != pg::FailureClass::privilege) return {};
+  std::optional<Culprit> failing;
+  try {
+    pg::Transaction txn(conn);  // never committed
+    auto work = refill();
+    if (!work) return {};
+    for (const auto& w : *work) {
+      std::vector<Statement> stmts;
+      append_hidden(w.transform_id, w.steps, stmts);
+      Culprit c;
+      if (runs(conn, stmts, &c, true, pg::FailureClass::privilege)) continue;
+      c.transform_id = w.transform_id;
+      failing = c;
+      break;
+    }
+  } catch (const pg::SqlError& again) {
+    if (!conn.healthy()) throw;
+    spdlog::warn("finding the transform behind the failure of {} failed: {}", what, again.what());
+    return {};
+  }
+  if (!failing) return {};
+  pg::Transaction txn(conn);
+  auto r = conn.exec(sql_.halt,
+                     {std::to_string(failing->transform_id), failing->error, failing->sqlstate});
+  txn.commit();
+  std::vector<std::string> paused;
+  for (int i = 0; i < r.rows(); ++i) paused.push_back(r.get(i, 0));
+  for (const auto& t : paused)
+    spdlog::warn("transform {} halted and paused: {} ({})", t, failing->error, failing->sqlstate);
+  return paused;
 }
 
 }  // namespace trellis::apply

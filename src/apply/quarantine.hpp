@@ -5,7 +5,9 @@
 // halved until a single failing key remains. That key is then charged in a
 // transaction of its own; after 5 charges it is held for that transform,
 // which the page then runs without, and 5 held keys trip the transform's
-// fuse.
+// fuse. A privilege error is nobody's key: the transform whose steps fail
+// with it is halted instead (paused with everything reading its target,
+// capture_failure kind 'halt'), since no retry gets past it.
 #pragma once
 
 #include <functional>
@@ -64,6 +66,12 @@ class Quarantine {
                                         const Refill& refill, const pg::Param& seg,
                                         const std::string& what) const;
 
+  // After work failed with a privilege error: finds the transform whose
+  // steps fail with one and halts it. Returns the targets paused (empty when
+  // the error is of another class or no transform fails on its own).
+  std::vector<std::string> halt_failure(pg::Connection& conn, const pg::SqlError& error,
+                                        const Refill& refill, const std::string& what) const;
+
  private:
   // Redoes the work in a rolled-back transaction: `refill` fills the page,
   // then each transform's steps run. Returns the failing key, or nothing
@@ -72,8 +80,10 @@ class Quarantine {
   // Charges the key in its own transaction.
   Charged charge(pg::Connection& conn, const Culprit& culprit, const pg::Param& seg) const;
   std::optional<Culprit> bisect(pg::Connection& conn, const TransformWork& work) const;
-  bool runs(pg::Connection& conn, const std::vector<Statement>& stmts, Culprit* failure,
-            bool keep) const;
+  // Runs `stmts` under a savepoint; an error of class `counted` makes it
+  // return false (filling `failure`), any other error is rethrown.
+  bool runs(pg::Connection& conn, const std::vector<Statement>& stmts, Culprit* failure, bool keep,
+            pg::FailureClass counted = pg::FailureClass::data) const;
 
   compile::QuarantineSql sql_;
 };

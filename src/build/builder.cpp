@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/one_to_one.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::build {
@@ -58,8 +59,10 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
 }
 
 // The phase after `phase` for this transform, or "" when the build is done:
-// source -> target (only after RESUME) -> groups (only for aggregates).
+// source -> target (only after RESUME) -> groups (only for aggregates); a
+// field build (ALTER TRANSFORM) is the single phase "fields".
 std::string next_phase(const std::string& phase, bool sweep, const compile::TransformSql& sql) {
+  if (phase == "fields") return "";
   if (phase == "source" && sweep) return "target";
   if (phase != "groups" && !sql.group_chunk_bound.empty()) return "groups";
   return "";
@@ -75,18 +78,25 @@ std::optional<Builder::Chunk> Builder::fill_chunk(pg::Connection& conn,
   chunk.phase = state.get(0, 0).empty() ? "source" : state.get(0, 0);
   auto cursor = state.get_opt(0, 1);
   bool sweep = state.get_bool(0, 2);
-  const std::string& bound_sql = chunk.phase == "groups"   ? sql.group_chunk_bound
-                                 : chunk.phase == "target" ? sql.sweep_chunk_bound
-                                                           : sql.source_chunk_bound;
+  bool over_target = chunk.phase == "target" || chunk.phase == "fields";
+  const std::string& bound_sql = chunk.phase == "groups" ? sql.group_chunk_bound
+                                 : over_target           ? sql.sweep_chunk_bound
+                                                         : sql.source_chunk_bound;
   auto bound = conn.exec(bound_sql, {cursor, std::to_string(config_.chunk_rows)});
   chunk.upper = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
-  const std::string& fill = chunk.phase == "groups"   ? sql.page_group_range
-                            : chunk.phase == "target" ? sql.page_sweep_range
-                                                      : sql.page_source_range;
+  const std::string& fill = chunk.phase == "groups" ? sql.page_group_range
+                            : over_target           ? sql.page_sweep_range
+                                                    : sql.page_source_range;
   conn.exec(fill, {cursor, chunk.upper});
   chunk.work = {def.id, def.source_table_id, {}};
-  for (const auto& step : chunk.phase == "groups" ? sql.group_steps : sql.build_steps)
-    chunk.work.steps.push_back({step, {}});
+  std::vector<std::string> field_steps;
+  if (chunk.phase == "fields")
+    field_steps = compile::one_to_one_field_build_steps(
+        def, nlohmann::json::parse(state.get(0, 3)).get<std::vector<std::string>>());
+  const auto& steps = chunk.phase == "groups"   ? sql.group_steps
+                      : chunk.phase == "fields" ? field_steps
+                                                : sql.build_steps;
+  for (const auto& step : steps) chunk.work.steps.push_back({step, {}});
   chunk.next = chunk.upper ? chunk.phase : next_phase(chunk.phase, sweep, sql);
   return chunk;
 }

@@ -25,7 +25,7 @@ class Builder {
  private:
   // The chunk this connection's claim is at, its page filled.
   struct Chunk {
-    std::string phase;  // source | target | groups
+    std::string phase;  // source | target | groups | fields
     pg::Param upper;    // the chunk's last key (group); nothing on the phase's last chunk
     std::string next;   // the phase after this chunk ("" when the build is done)
     apply::TransformWork work;

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "compile/sql_text.hpp"
+#include "pg/arrays.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::capture {
@@ -45,6 +46,7 @@ Reconciler::Reconciler(catalog::Store& store, compile::RingShape ring)
 bool Reconciler::reconcile(pg::Connection& conn) {
   auto defs = store_.transforms(conn, "status <> 'paused'");
   bool started = false;
+  std::set<int> captured;  // tables whose capture covers every reader's reads
   for (const auto& table : store_.captured_tables(conn)) {
     std::vector<catalog::TransformDef> readers;
     bool waiting = false;
@@ -59,19 +61,49 @@ bool Reconciler::reconcile(pg::Connection& conn) {
     }
     auto reads = union_reads(readers);
     std::string signature = signature_of(table, reads);
-    if (table.installed_signature == signature && !waiting) continue;
+    if (table.installed_signature == signature && !waiting) {
+      captured.insert(table.id);
+      continue;
+    }
     try {
-      started = install(conn, table, reads, signature) || started;
+      if (install(conn, table, reads, signature, started)) captured.insert(table.id);
     } catch (const pg::SqlError& e) {
       if (!conn.healthy()) throw;
       record_failure(conn, table, e.what());  // this table only; the others go on
     }
   }
-  return started;
+  return start_field_builds(conn, captured) || started;
+}
+
+// A field build may start once capture covers the fields' reads and every
+// drain transaction that began before the ALTER committed has ended (such a
+// transaction may still write with the old definition). The fence is a time
+// taken after the commit was seen; the build starts when no worker
+// transaction older than the fence is open.
+bool Reconciler::start_field_builds(pg::Connection& conn, const std::set<int>& captured) {
+  std::string transforms = store_.table("transforms");
+  conn.exec(
+      fmt::format("UPDATE {} SET build_fence = clock_timestamp() WHERE status = "
+                  "'backfilling' AND build_phase = 'awaiting_capture' AND build_fence IS "
+                  "NULL",
+                  transforms));
+  auto r = conn.exec(
+      fmt::format(
+          "UPDATE {0} t SET build_phase = CASE WHEN build_fields IS NULL THEN 'source' ELSE "
+          "'fields' END, build_fence = NULL, build_cursor = NULL, build_rows_done = 0, "
+          "capture_wait = NULL, updated_at = now() WHERE status = 'backfilling' AND build_phase "
+          "= 'awaiting_capture' AND build_fence IS NOT NULL AND source_table_id = ANY($1::int[]) "
+          "AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a JOIN {1} w ON w.pid = a.pid AND "
+          "w.backend_start = a.backend_start WHERE a.pid <> pg_backend_pid() AND a.xact_start < "
+          "t.build_fence)",
+          transforms, store_.table("workers")),
+      {pg::int_array(captured)});
+  return r.affected() > 0;
 }
 
 bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& table,
-                         const std::vector<Column>& reads, const std::string& signature) {
+                         const std::vector<Column>& reads, const std::string& signature,
+                         bool& started) {
   auto sql = compile::compile_capture(table, reads, ring_);
   std::string qualified = compile::qualified(table.schema, table.name);
   try {
@@ -88,7 +120,7 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
                           "= $1::int",
                           store_.table("captured_tables")),
               {std::to_string(table.id), signature, qualified});
-    auto started = conn.exec(
+    auto begun = conn.exec(
         fmt::format("UPDATE {} SET status = 'backfilling', build_phase = 'source', build_cursor = "
                     "NULL, build_rows_done = 0, build_rows_estimate = greatest((SELECT reltuples "
                     "FROM pg_class WHERE oid = $2::regclass), 0)::bigint, capture_wait = NULL, "
@@ -99,7 +131,8 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
         {std::to_string(table.id), qualified});
     txn.commit();
     spdlog::info("capture installed on {}", qualified);
-    return started.affected() > 0;
+    started = started || begun.affected() > 0;
+    return true;
   } catch (const pg::SqlError& e) {
     if (e.sqlstate() != "55P03") throw;
     record_wait(conn, table);
@@ -115,7 +148,8 @@ void Reconciler::record_wait(pg::Connection& conn, const catalog::CapturedTable&
           "'ShareRowExclusiveLock', 'blocking_pids', (SELECT coalesce(jsonb_agg(DISTINCT pid), "
           "'[]') FROM pg_locks WHERE relation = $3::regclass AND granted AND pid <> "
           "pg_backend_pid()), 'since', coalesce(capture_wait->>'since', now()::text)) "
-          "WHERE source_table_id = $1::int AND status = 'waiting_to_backfill'",
+          "WHERE source_table_id = $1::int AND (status = 'waiting_to_backfill' OR build_phase = "
+          "'awaiting_capture')",
           store_.table("transforms")),
       {std::to_string(table.id), table.schema + "." + table.name, qualified});
 }
@@ -126,7 +160,8 @@ void Reconciler::record_failure(pg::Connection& conn, const catalog::CapturedTab
   conn.exec(fmt::format("UPDATE {} SET capture_failure = jsonb_build_object('kind', 'capture', "
                         "'table', $2::text, 'error', $3::text, 'detected_at', "
                         "coalesce(capture_failure->>'detected_at', now()::text)) "
-                        "WHERE source_table_id = $1::int AND status = 'waiting_to_backfill'",
+                        "WHERE source_table_id = $1::int AND (status = 'waiting_to_backfill' OR "
+                        "build_phase = 'awaiting_capture')",
                         store_.table("transforms")),
             {std::to_string(table.id), table.schema + "." + table.name, error});
 }

@@ -1,8 +1,12 @@
 // Keeps capture triggers in step with the catalog (DESIGN §4.1). Run by the
 // staging worker every tick: installs or widens capture for tables that new
 // or resumed transforms read, then moves those transforms to backfilling;
+// starts field builds (ALTER TRANSFORM) once capture covers what they read
+// and no drain transaction that may hold the old definition is still open;
 // removes capture from tables nothing reads any more.
 #pragma once
+
+#include <set>
 
 #include "catalog/store.hpp"
 #include "compile/capture.hpp"
@@ -17,8 +21,12 @@ class Reconciler {
   bool reconcile(pg::Connection& conn);
 
  private:
+  // Returns false when the lock could not be had (recorded as capture_wait);
+  // sets `started` when transforms waiting on this table began their build.
   bool install(pg::Connection& conn, const catalog::CapturedTable& table,
-               const std::vector<catalog::Column>& reads, const std::string& signature);
+               const std::vector<catalog::Column>& reads, const std::string& signature,
+               bool& started);
+  bool start_field_builds(pg::Connection& conn, const std::set<int>& captured);
   void uninstall(pg::Connection& conn, const catalog::CapturedTable& table);
   void record_wait(pg::Connection& conn, const catalog::CapturedTable& table);
   void record_failure(pg::Connection& conn, const catalog::CapturedTable& table,

@@ -29,6 +29,20 @@ std::string read_input(const std::string& file) {
   return text.str();
 }
 
+// " (added a, b; dropped c; altered d)" for ALTER TRANSFORM; "" otherwise.
+std::string field_changes(const Applied& applied) {
+  if (applied.kind != "alter") return "";
+  std::vector<std::string> parts;
+  auto add = [&](const char* verb, const std::vector<std::string>& names) {
+    if (!names.empty()) parts.push_back(fmt::format("{} {}", verb, fmt::join(names, ", ")));
+  };
+  add("added", applied.added);
+  add("dropped", applied.dropped);
+  add("altered", applied.altered);
+  if (parts.empty()) return " (no change)";
+  return fmt::format(" ({})", fmt::join(parts, "; "));
+}
+
 int run_apply(const GlobalOptions& global, const ApplyArgs& args) {
   std::string source = args.file.empty() ? "the command line" : args.file;
   std::string text = args.file.empty() ? args.statement : read_input(args.file);
@@ -39,7 +53,8 @@ int run_apply(const GlobalOptions& global, const ApplyArgs& args) {
   for (size_t i = 0; i < statements.size(); ++i) {
     try {
       auto applied = trellis->apply(statements[i]);
-      std::cout << fmt::format("{} {}: {}", applied.kind, applied.target, applied.status)
+      std::cout << fmt::format("{} {}: {}{}", applied.kind, applied.target, applied.status,
+                               field_changes(applied))
                 << std::endl;
     } catch (const Error& e) {
       if (statements.size() == 1) throw;

@@ -85,14 +85,17 @@ DrainSql compile_drain(const std::string& cs, int slots) {
       transforms);
   s.claim_build = fmt::format(
       "UPDATE {0} t SET (build_owner_pid, build_owner_start) = ({1}) FROM (SELECT c.id FROM {0} c "
-      "WHERE c.status = 'backfilling' AND (c.build_not_before IS NULL OR c.build_not_before <= "
+      "WHERE c.status = 'backfilling' AND c.build_phase IS DISTINCT FROM 'awaiting_capture' AND "
+      "(c.build_not_before IS NULL OR c.build_not_before <= "
       "now()) AND (c.build_owner_pid IS NULL OR c.build_owner_pid = "
       "pg_backend_pid() OR {2}) ORDER BY c.id LIMIT "
       "1 FOR UPDATE SKIP LOCKED) pick WHERE t.id = pick.id "
       "RETURNING t.id, t.build_phase, t.build_cursor, t.build_sweep_target",
       transforms, kMe, owner_dead("c.build_owner_pid", "c.build_owner_start"));
   s.check_build = fmt::format(
-      "SELECT build_phase, build_cursor, build_sweep_target FROM {} WHERE id = $1::int AND "
+      "SELECT build_phase, build_cursor, build_sweep_target, array_to_json(build_fields)::text "
+      "FROM {} WHERE id = "
+      "$1::int AND build_phase IS DISTINCT FROM 'awaiting_capture' AND "
       "version = $2::int AND status = 'backfilling' AND build_owner_pid = pg_backend_pid() FOR "
       "NO KEY UPDATE",
       transforms);
@@ -105,8 +108,8 @@ DrainSql compile_drain(const std::string& cs, int slots) {
   s.finish_build = fmt::format(
       "UPDATE {} SET status = 'live', build_phase = NULL, build_cursor = NULL, build_not_before = "
       "NULL, build_owner_pid = "
-      "NULL, build_owner_start = NULL, build_sweep_target = false, backfill_failure = NULL, "
-      "updated_at = now() WHERE id = $1::int",
+      "NULL, build_owner_start = NULL, build_sweep_target = false, build_fields = NULL, "
+      "backfill_failure = NULL, updated_at = now() WHERE id = $1::int",
       transforms);
   // Releases the build with a backoff that doubles per attempt (100 ms .. 5 s).
   s.fail_build = fmt::format(

@@ -20,7 +20,7 @@ struct DrainSql {
   std::string record_drain_failure;  // $1 int[] tables, $2 error, $3 sqlstate
   std::string clear_drain_failure;   // $1 int[] tables
   std::string claim_build;           // -> id, build_phase, build_cursor, build_sweep_target
-  std::string check_build;           // $1 id, $2 version
+  std::string check_build;           // $1 id, $2 version -> phase, cursor, sweep, fields
   std::string advance_build;         // $1 id, $2 cursor
   std::string next_build_phase;      // $1 id, $2 the next phase (target | groups)
   std::string finish_build;          // $1 id: live

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "compile/key_codec.hpp"
 #include "compile/shared_sql.hpp"
 #include "compile/sql_text.hpp"
@@ -34,12 +36,12 @@ std::string lock(const TransformDef& d) {
   return lock_rows(qualified(d.target_schema, d.target_table), d.key, key_tuple(d.key, ""), rows);
 }
 
-std::string source_select(const TransformDef& d) {
+std::string source_select(const TransformDef& d, const std::vector<Field>& fields) {
   std::string alias = ident(d.alias);
   std::string cols = join<Column>(d.key, ", ", [&](const Column& c) {
     return alias + "." + ident(c.name) + " AS " + ident(c.name);
   });
-  for (const auto& f : d.fields) cols += ", (" + f.sql + ") AS " + ident(f.name);
+  for (const auto& f : fields) cols += ", (" + f.sql + ") AS " + ident(f.name);
   return fmt::format("SELECT {} FROM {} AS {}", cols, qualified(d.source_schema, d.source_table),
                      alias);
 }
@@ -48,21 +50,29 @@ std::string where_filter(const TransformDef& d) {
   return d.where_sql ? " AND (" + *d.where_sql + ")" : "";
 }
 
+// The current source rows of the page's keys (those the WHERE keeps), with
+// `fields` computed.
+std::string page_sources(const TransformDef& d, const std::vector<Field>& fields) {
+  return fmt::format("{} WHERE {} IN (SELECT {} FROM __trellis_keys){}", source_select(d, fields),
+                     key_tuple(d.key, ident(d.alias)),
+                     join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }),
+                     where_filter(d));
+}
+
+// Sets `fields` of the target rows whose values differ from __trellis_src.
+std::string update_fields(const TransformDef& d, const std::vector<Field>& fields) {
+  if (fields.empty()) return "SELECT 1 WHERE false";
+  std::string sets = join<Field>(
+      fields, ", ", [](const Field& f) { return ident(f.name) + " = __s." + ident(f.name); });
+  return fmt::format("UPDATE {} AS __t SET {} FROM __trellis_src __s WHERE {} AND ({}) RETURNING 1",
+                     qualified(d.target_schema, d.target_table), sets,
+                     key_equal(d.key, "__t", "__s"), join<Field>(fields, " OR ", changed));
+}
+
 std::string derive(const TransformDef& d) {
   std::string target = qualified(d.target_schema, d.target_table);
-  std::string src = fmt::format(
-      "{} WHERE {} IN (SELECT {} FROM __trellis_keys){}", source_select(d),
-      key_tuple(d.key, ident(d.alias)),
-      join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }), where_filter(d));
-  std::string update = "SELECT 1 WHERE false";
-  if (!d.fields.empty()) {
-    std::string sets = join<Field>(
-        d.fields, ", ", [](const Field& f) { return ident(f.name) + " = __s." + ident(f.name); });
-    std::string diff = join<Field>(d.fields, " OR ", changed);
-    update =
-        fmt::format("UPDATE {} AS __t SET {} FROM __trellis_src __s WHERE {} AND ({}) RETURNING 1",
-                    target, sets, key_equal(d.key, "__t", "__s"), diff);
-  }
+  std::string src = page_sources(d, d.fields);
+  std::string update = update_fields(d, d.fields);
   return fmt::format(
       "WITH __trellis_keys AS ({}), __trellis_src AS ({}), __trellis_upd AS ({}), "
       "__trellis_del AS (DELETE FROM {} AS __t USING __trellis_keys __k WHERE {} AND NOT EXISTS "
@@ -88,8 +98,36 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   sql.page_source_range = page_range(d, source);
   sql.page_sweep_range = page_range(d, target);
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
-  sql.oracle_select = source_select(d) + where;
+  sql.oracle_select = source_select(d, d.fields) + where;
   return sql;
+}
+
+std::vector<std::string> one_to_one_field_build_steps(const TransformDef& d,
+                                                      const std::vector<std::string>& fields) {
+  std::vector<Field> chosen;
+  for (const auto& f : d.fields)
+    if (std::find(fields.begin(), fields.end(), f.name) != fields.end()) chosen.push_back(f);
+  std::string order =
+      join<Column>(d.key, ", ", [](const Column& c) { return "__t." + ident(c.name); });
+  std::string lock = fmt::format("SELECT 1 FROM {} AS __t WHERE {} IN ({}) ORDER BY {} FOR UPDATE",
+                                 qualified(d.target_schema, d.target_table),
+                                 key_tuple(d.key, "__t"), page_keys_cte(d), order);
+  std::string update = fmt::format(
+      "WITH __trellis_keys AS ({}), __trellis_src AS ({}), __trellis_upd AS ({}) SELECT (SELECT "
+      "count(*) FROM __trellis_upd), 0",
+      page_keys_cte(d), page_sources(d, chosen), update_fields(d, chosen));
+  return {lock, update};
+}
+
+std::string alter_target_columns(const TransformDef& d, const std::vector<std::string>& dropped,
+                                 const std::vector<std::string>& added) {
+  std::vector<std::string> actions;
+  for (const auto& name : dropped) actions.push_back("DROP COLUMN " + ident(name));
+  for (const auto& name : added)
+    for (const auto& f : d.fields)
+      if (f.name == name) actions.push_back("ADD COLUMN " + column_ddl(f.column, false));
+  return fmt::format("ALTER TABLE {} {}", qualified(d.target_schema, d.target_table),
+                     join<std::string>(actions, ", ", [](const std::string& a) { return a; }));
 }
 
 }  // namespace trellis::compile

@@ -9,4 +9,17 @@ namespace trellis::compile {
 
 TransformSql compile_one_to_one(const catalog::TransformDef& def);
 
+// A field build (ALTER TRANSFORM) over a page of the target's own keys: lock
+// those rows in key order, then set only `fields` from the current source
+// rows. Rows with no source row, and source rows with no target row, are the
+// drain's: their changes are in the ring.
+std::vector<std::string> one_to_one_field_build_steps(const catalog::TransformDef& def,
+                                                      const std::vector<std::string>& fields);
+
+// ALTER TABLE of the target for an edit: drop `dropped`, then add `added`
+// (fields of `def`, created as define would).
+std::string alter_target_columns(const catalog::TransformDef& def,
+                                 const std::vector<std::string>& dropped,
+                                 const std::vector<std::string>& added);
+
 }  // namespace trellis::compile

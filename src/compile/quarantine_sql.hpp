@@ -1,7 +1,8 @@
 // Statements of quarantine (DESIGN §4.6), rendered for one catalog schema:
 // keeping a transform's held keys out of the page while its steps run,
 // narrowing a failing page down to one key (bisection over a saved copy of
-// the page), charging and holding that key, tripping the fuse, and the
+// the page), charging and holding that key, tripping the fuse, halting a
+// transform the drain cannot get past, and the
 // reads and writes behind sample_quarantined and release_key.
 #pragma once
 
@@ -31,6 +32,10 @@ struct QuarantineSql {
   std::string charge;
   // $1 transform id: quarantined once kHeldKeysToTrip keys are held.
   std::string trip_fuse;
+  // $1 transform id, $2 error, $3 sqlstate -> the paused targets: a halt
+  // (capture_failure kind 'halt') pauses the transform and, transitively,
+  // every transform reading its target.
+  std::string halt;
   // $1 transform id, $2 limit, $3 cursor (text: '' = start) -> tbl table
   // name, key (jsonb array), charges, error, sqlstate, held_at, cursor.
   std::string sample;

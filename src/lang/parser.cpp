@@ -16,7 +16,7 @@ namespace trellis::lang {
 namespace {
 
 constexpr std::string_view kStatementForms =
-    "TRANSFORM, PAUSE TRANSFORM, RESUME TRANSFORM or DROP TRANSFORM";
+    "TRANSFORM, ALTER TRANSFORM, PAUSE TRANSFORM, RESUME TRANSFORM or DROP TRANSFORM";
 
 using Range = std::pair<std::size_t, std::size_t>;  // token indexes [first, last)
 
@@ -307,6 +307,54 @@ Statement parse_drop(Cursor& c) {
   return stmt;
 }
 
+AlterClause parse_alter_clause(Cursor& c, Range item, const std::string& after) {
+  const auto& tokens = c.tokens();
+  AlterClause clause;
+  c.seek(item.first);
+  if (item.first == item.second) c.fail_expected("ADD, DROP or ALTER", after);
+  clause.position = static_cast<int>(c.offset_of(item.first));
+  if (c.accept_word("add")) {
+    if (c.pos() == item.second) c.fail_expected("an expression (expr AS name)", "ADD");
+    Field field = parse_field(c, {c.pos(), item.second});
+    clause.kind = AlterClause::Kind::add;
+    clause.name = field.name;
+    clause.expr = std::move(field.expr);
+  } else if (c.accept_word("drop")) {
+    clause.kind = AlterClause::Kind::drop;
+    clause.name = c.expect_name("a field name", "DROP");
+  } else if (c.accept_word("alter")) {
+    clause.kind = AlterClause::Kind::alter;
+    clause.name = c.expect_name("a field name", "ALTER");
+    c.expect_word("as", "ALTER " + clause.name);
+    if (c.pos() >= item.second) c.fail_expected("an expression", "AS");
+    clause.expr = expression_in(c, {c.pos(), item.second});
+    c.seek(item.second);
+  } else {
+    c.fail_expected("ADD, DROP or ALTER", after);
+  }
+  if (c.pos() < item.second) {
+    c.fail_at(tokens[c.pos()].begin, "unexpected " + describe(c.peek()),
+              " after field name \"" + clause.name + "\"; expected \",\" or the end");
+  }
+  return clause;
+}
+
+// ALTER TRANSFORM [schema.]target clause, ... (1-1 targets; checked later).
+AlterTransformStmt parse_alter(Cursor& c) {
+  c.expect_word("transform", "ALTER");
+  AlterTransformStmt stmt;
+  stmt.text = std::string(c.text());
+  stmt.target = parse_table_name(c, "a target name", "ALTER TRANSFORM");
+  if (c.done()) c.fail_expected("ADD, DROP or ALTER", "the ALTER TRANSFORM target");
+  std::string after = "the ALTER TRANSFORM target";
+  for (Range item : split_commas(c.tokens(), {c.pos(), c.tokens().size()})) {
+    stmt.clauses.push_back(parse_alter_clause(c, item, after));
+    after = "\",\"";
+  }
+  c.seek(c.tokens().size());
+  return stmt;
+}
+
 Statement dispatch(Cursor& c) {
   if (c.done()) {
     throw Error(ErrorCode::parse,
@@ -316,7 +364,7 @@ Statement dispatch(Cursor& c) {
   if (c.accept_word("pause")) return parse_address<PauseStmt>(c, "PAUSE");
   if (c.accept_word("resume")) return parse_address<ResumeStmt>(c, "RESUME");
   if (c.accept_word("drop")) return parse_drop(c);
-  if (c.at_word("alter")) c.fail_at(c.offset_of(0), "ALTER TRANSFORM is not supported yet");
+  if (c.accept_word("alter")) return parse_alter(c);
   if (c.at_word("relationship")) c.fail_at(c.offset_of(0), "RELATIONSHIP is not supported yet");
   throw Error(ErrorCode::parse, "unknown statement " + describe(c.peek()) + " at " +
                                     c.where(c.offset_of(0)) + "; expected one of " +

@@ -67,7 +67,23 @@ struct DropTransformStmt {
   QualifiedName target;
 };
 
-using Statement = std::variant<TransformStmt, PauseStmt, ResumeStmt, DropTransformStmt>;
+// One clause of ALTER TRANSFORM: ADD expr AS name | DROP name | ALTER name AS expr.
+struct AlterClause {
+  enum class Kind { add, drop, alter };
+  Kind kind = Kind::add;
+  std::string name;          // the field (folded)
+  std::optional<Expr> expr;  // add and alter
+  int position = 0;          // 0-based byte offset of the clause
+};
+
+struct AlterTransformStmt {
+  QualifiedName target;
+  std::vector<AlterClause> clauses;  // in the order written; applied in that order
+  std::string text;
+};
+
+using Statement =
+    std::variant<TransformStmt, PauseStmt, ResumeStmt, DropTransformStmt, AlterTransformStmt>;
 
 // Parses exactly one statement. Throws trellis::Error(parse) with the
 // 1-based line:column of the offending token and what was expected.

@@ -324,8 +324,44 @@ TEST(LangParser, RefusesGroupByAfterSelect) {
       "found GROUP BY at 1:34 after SELECT; it must come between the FROM clause and SELECT");
 }
 
-TEST(LangParser, RefusesAlterAndRelationshipAsNotYetSupported) {
-  expect_message(parse_error("ALTER TRANSFORM t ADD a AS b"), "not supported yet");
+TEST(LangParser, ParsesAlterClausesInOrder) {
+  auto stmt = std::get<AlterTransformStmt>(
+      parse_statement("alter transform s.Lines ADD (qty + 10) AS qty10, DROP Qty, ALTER \"Cat\" "
+                      "AS upper(name)"));
+  EXPECT_EQ(stmt.target.schema, "s");
+  EXPECT_EQ(stmt.target.name, "lines");
+  ASSERT_EQ(stmt.clauses.size(), 3u);
+  EXPECT_EQ(stmt.clauses[0].kind, AlterClause::Kind::add);
+  EXPECT_EQ(stmt.clauses[0].name, "qty10");
+  ASSERT_TRUE(stmt.clauses[0].expr);
+  EXPECT_EQ(stmt.clauses[0].expr->sql, "qty + 10");
+  EXPECT_EQ(stmt.clauses[1].kind, AlterClause::Kind::drop);
+  EXPECT_EQ(stmt.clauses[1].name, "qty");
+  EXPECT_FALSE(stmt.clauses[1].expr);
+  EXPECT_EQ(stmt.clauses[2].kind, AlterClause::Kind::alter);
+  EXPECT_EQ(stmt.clauses[2].name, "Cat");
+  EXPECT_EQ(stmt.clauses[2].expr->sql, "upper(name)");
+  EXPECT_EQ(stmt.clauses[2].position, 59);
+}
+
+TEST(LangParser, RefusesMalformedAlterClauses) {
+  expect_message(parse_error("ALTER TRANSFORM t"),
+                 "expected ADD, DROP or ALTER after the ALTER TRANSFORM target at 1:18");
+  expect_message(parse_error("ALTER TRANSFORM t RENAME a TO b"),
+                 "expected ADD, DROP or ALTER after the ALTER TRANSFORM target at 1:19, found "
+                 "\"RENAME\"");
+  expect_message(parse_error("ALTER TRANSFORM t ADD a + 1"), "has no name; add AS name");
+  expect_message(parse_error("ALTER TRANSFORM t DROP a, "),
+                 "expected ADD, DROP or ALTER after \",\"");
+  expect_message(parse_error("ALTER TRANSFORM t DROP a b"),
+                 "unexpected \"b\" at 1:26 after field name \"a\"");
+  expect_message(parse_error("ALTER TRANSFORM t ALTER a b + 1"), "expected AS after ALTER a");
+  expect_message(parse_error("ALTER TRANSFORM t ALTER a AS"), "expected an expression after AS");
+  expect_message(parse_error("ALTER t ADD 1 AS b"), "expected TRANSFORM after ALTER");
+  expect_message(parse_error("ALTER TRANSFORM a.b.c DROP x"), "too many name parts");
+}
+
+TEST(LangParser, RefusesRelationshipAsNotYetSupported) {
   expect_message(parse_error("RELATIONSHIP author FROM posts.author_id TO users.id"),
                  "not supported yet");
   expect_message(parse_error("DROP RELATIONSHIP public.posts.author"), "not supported yet");

@@ -1,0 +1,168 @@
+// ALTER TRANSFORM (SPEC §2): edits the fields of a 1-1 transform in place.
+// The edited statement is validated as define would validate it; then, in
+// one transaction, the target's columns are dropped and added, the catalog
+// row gets the new definition and version, and a live transform goes back
+// to `backfilling` with a field build of just the added and altered fields
+// (build_phase 'awaiting_capture' until the staging worker has widened
+// capture and fenced off drains that may still hold the old definition).
+// From the commit on, drains re-derive with the new definition.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "api/instance.hpp"
+#include "compile/one_to_one.hpp"
+#include "lang/field_edit.hpp"
+#include "lang/validate.hpp"
+#include "pg/sql_error.hpp"
+
+namespace trellis::api {
+
+namespace {
+
+// How long the edit waits for the target's lock (readers of the target
+// queue behind it meanwhile).
+constexpr const char* kTargetLockTimeout = "2s";
+
+std::string names(const std::vector<std::string>& list) {
+  std::string out;
+  for (const auto& n : list) out += (out.empty() ? "\"" : ", \"") + n + "\"";
+  return out;
+}
+
+const catalog::Field* field_named(const catalog::TransformDef& def, const std::string& name) {
+  for (const auto& f : def.fields)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+void refuse_retyping(const catalog::TransformDef& before, const catalog::TransformDef& after,
+                     const std::vector<std::string>& altered) {
+  for (const auto& name : altered) {
+    const auto* old_field = field_named(before, name);
+    const auto* new_field = field_named(after, name);
+    if (old_field->column.type == new_field->column.type) continue;
+    throw Error(ErrorCode::validation,
+                fmt::format("field \"{}\" of {} is {} and the new expression gives {}; ALTER "
+                            "keeps a column's type: use DROP {}, ADD <expr> AS {} to re-create "
+                            "it, or cast the expression to {}",
+                            name, before.target_name(), old_field->column.type,
+                            new_field->column.type, name, name, old_field->column.type));
+  }
+}
+
+// A column another transform reads cannot go away (or be re-created).
+void refuse_dropping_read_columns(Trellis::Impl& impl, pg::Connection& conn,
+                                  const catalog::TransformDef& def,
+                                  const std::vector<std::string>& dropped) {
+  for (const auto& reader : impl.store.transforms(conn)) {
+    if (reader.source_schema != def.target_schema || reader.source_table != def.target_table)
+      continue;
+    for (const auto& c : reader.reads)
+      if (std::find(dropped.begin(), dropped.end(), c.name) != dropped.end())
+        throw Error(ErrorCode::validation,
+                    fmt::format("field \"{}\" of {} is read by transform {}; change or drop that "
+                                "transform first",
+                                c.name, def.target_name(), reader.target_name()));
+  }
+}
+
+catalog::TransformDef load(Trellis::Impl& impl, pg::Connection& conn,
+                           const lang::AlterTransformStmt& stmt) {
+  std::string schema = stmt.target.schema.value_or(impl.options.target_schema);
+  auto def = impl.store.transform(conn, schema, stmt.target.name);
+  if (!def)
+    throw Error(ErrorCode::not_found,
+                fmt::format("no transform named {}.{}; `trellis status` lists the transforms",
+                            schema, stmt.target.name));
+  if (def->shape != "one_to_one")
+    throw Error(ErrorCode::validation,
+                fmt::format("ALTER TRANSFORM changes 1-1 transforms only and {} groups its "
+                            "source; to change it, PAUSE and DROP it and define it again",
+                            def->target_name()));
+  return *def;
+}
+
+// The fields a build must write: the added and altered ones, plus those a
+// field build already under way had not finished.
+std::vector<std::string> fields_to_build(const lang::FieldEdit& edit,
+                                         const std::optional<std::string>& pending_json) {
+  std::vector<std::string> out = edit.added;
+  out.insert(out.end(), edit.altered.begin(), edit.altered.end());
+  if (pending_json)
+    for (const auto& name : nlohmann::json::parse(*pending_json).get<std::vector<std::string>>())
+      if (std::find(out.begin(), out.end(), name) == out.end() &&
+          std::find(edit.dropped.begin(), edit.dropped.end(), name) == edit.dropped.end())
+        out.push_back(name);
+  return out;
+}
+
+}  // namespace
+
+Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stmt) {
+  auto conn = impl.pool.acquire();
+  auto def = load(impl, *conn, stmt);
+  auto stored = std::get<lang::TransformStmt>(lang::parse_statement(def.statement));
+  auto edit = lang::edit_fields(stored, stmt, def.target_name());
+  Applied applied{"alter", def.target_name(), def.status, edit.added, edit.dropped, edit.altered};
+  if (!edit.changed()) return applied;
+  if (edit.edited.fields.empty())
+    throw Error(ErrorCode::validation,
+                fmt::format("ALTER would leave {} without fields ({} dropped); keep at least one",
+                            def.target_name(), names(edit.dropped)));
+  lang::ValidateContext ctx{impl.options.target_schema, true};
+  auto fresh = lang::validate_transform(*conn, impl.store, edit.edited, ctx);
+  refuse_retyping(def, fresh, edit.altered);
+  refuse_dropping_read_columns(impl, *conn, def, edit.dropped);
+
+  std::string transforms = impl.store.table("transforms");
+  std::string id = std::to_string(def.id);
+  pg::Transaction txn(*conn);
+  auto row = conn->exec(fmt::format("SELECT status, version, array_to_json(build_fields)::text, "
+                                    "build_phase FROM {} WHERE id = $1::int FOR UPDATE",
+                                    transforms),
+                        {id});
+  if (row.rows() == 0 || row.get_int(0, 1) != def.version)
+    throw Error(ErrorCode::conflict,
+                fmt::format("transform {} changed while it was being altered; run the ALTER "
+                            "again",
+                            def.target_name()));
+  std::string status = row.get(0, 0);
+  std::optional<std::string> pending = row.get_opt(0, 2);
+  bool building = status == "live" || status == "backfilling";
+  bool build = building && (!edit.added.empty() || !edit.altered.empty());
+  // A full build under way restarts (its earlier chunks wrote the old fields).
+  bool full = status == "backfilling" && !pending;
+  std::vector<std::string> fields = fields_to_build(edit, pending);
+  conn->exec(fmt::format("SET LOCAL lock_timeout = '{}'", kTargetLockTimeout));
+  try {
+    if (!edit.dropped.empty() || !edit.added.empty())
+      conn->exec(compile::alter_target_columns(fresh, edit.dropped, edit.added));
+  } catch (const pg::SqlError& e) {
+    if (e.sqlstate() != "55P03") throw;
+    throw Error(ErrorCode::conflict,
+                fmt::format("another session holds a lock on {} ({}); ALTER waited {} for it, "
+                            "run it again once that session is done",
+                            def.target_name(), e.what(), kTargetLockTimeout));
+  }
+  conn->exec(fmt::format("UPDATE {} SET definition = $2::jsonb, statement = $3, version = "
+                         "version + 1, updated_at = now() WHERE id = $1::int",
+                         transforms),
+             {id, catalog::to_json(fresh).dump(), fresh.statement});
+  if (build)
+    conn->exec(fmt::format("UPDATE {} SET status = 'backfilling', build_phase = "
+                           "'awaiting_capture', build_fields = CASE WHEN $2::jsonb IS NULL THEN "
+                           "NULL ELSE ARRAY(SELECT jsonb_array_elements_text($2::jsonb)) END, "
+                           "build_fence = NULL, "
+                           "build_cursor = NULL, build_rows_done = 0, build_owner_pid = NULL, "
+                           "build_owner_start = NULL, build_not_before = NULL, backfill_failure = "
+                           "NULL WHERE id = $1::int",
+                           transforms),
+               {id, full ? pg::Param{} : pg::Param{nlohmann::json(fields).dump()}});
+  txn.commit();
+  if (build) applied.status = "backfilling";
+  impl.store.notify_work(*conn);
+  return applied;
+}
+
+}  // namespace trellis::api

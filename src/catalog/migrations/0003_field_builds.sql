@@ -1,0 +1,9 @@
+-- Field builds (ALTER TRANSFORM): a live 1-1 transform whose fields were
+-- added or changed goes back to 'backfilling' with build_phase
+-- 'awaiting_capture' and build_fields naming the fields to build. The
+-- staging worker widens capture, records build_fence (a time after the
+-- ALTER committed), and starts the build (phase 'fields') once no drain
+-- transaction that may still hold the old definition is running.
+ALTER TABLE @schema@.transforms
+  ADD COLUMN build_fields text[],
+  ADD COLUMN build_fence timestamptz;
