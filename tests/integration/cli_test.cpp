@@ -127,17 +127,6 @@ struct Outcome {
   std::string err;
 };
 
-// Polls until `condition` holds or `timeout` passes.
-template <typename F>
-bool eventually(F&& condition, std::chrono::milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  while (!condition()) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
-}
-
 class Cli : public TrellisTest {
  protected:
   // Runs trellis with `-d url_` appended; fails the test when it does not

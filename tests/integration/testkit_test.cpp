@@ -16,12 +16,14 @@
 
 #include "pg/connection.hpp"
 #include "pg/sql_error.hpp"
+#include "support/harness.hpp"
 #include "testkit/cluster.hpp"
 
 namespace trellis::testkit {
 namespace {
 
 namespace fs = std::filesystem;
+using test::eventually;
 
 bool process_gone(pid_t pid) {
   if (kill(pid, 0) != 0 && errno == ESRCH) return true;
@@ -30,16 +32,6 @@ bool process_gone(pid_t pid) {
   size_t paren = text.rfind(')');
   return paren != std::string::npos && paren + 2 < text.size() &&
          (text[paren + 2] == 'Z' || text[paren + 2] == 'X');
-}
-
-bool eventually(const std::function<bool()>& condition,
-                std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
 }
 
 std::string query_one(const std::string& url, const std::string& sql) {

@@ -8,6 +8,15 @@
 
 namespace trellis::test {
 
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 testkit::Cluster& shared_cluster() {
   static std::unique_ptr<testkit::Cluster> cluster = testkit::Cluster::start();
   return *cluster;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -16,6 +17,11 @@
 namespace trellis::test {
 
 testkit::Cluster& shared_cluster();
+
+// Polls `condition` every 20 ms until it holds (true) or `timeout` passes
+// (false).
+bool eventually(const std::function<bool()>& condition,
+                std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 class TrellisTest : public ::testing::Test {
  protected:
