@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "capture/widen.hpp"
 #include "compile/sql_text.hpp"
 #include "lang/introspect.hpp"
 
@@ -20,6 +21,7 @@ struct Finding {
   std::string kind;  // capture | disruption
   std::vector<std::string> columns;
   std::string error;
+  bool widening = false;  // only catalog-only widenings: applied in place, no pause
 };
 
 std::string name_of(const catalog::CapturedTable& t) {
@@ -90,15 +92,17 @@ std::optional<Finding> table_finding(pg::Connection& conn, const catalog::Captur
 // Columns one reader reads that are gone or retyped.
 std::optional<Finding> reader_finding(const catalog::CapturedTable& t, const lang::TableInfo& info,
                                       const catalog::TransformDef& d) {
-  Finding f{"capture", {}, ""};
+  Finding f{"capture", {}, "", true};
   std::vector<std::string> problems;
   for (const auto& c : d.reads) {
     const auto* col = info.find(c.name);
     if (!col) {
       f.columns.push_back(c.name);
+      f.widening = false;
       problems.push_back(fmt::format("column \"{}\" was renamed or dropped", c.name));
     } else if (col->column.type != c.type) {
       f.columns.push_back(c.name);
+      f.widening = f.widening && is_catalog_only_widening(c.type, col->column.type);
       problems.push_back(
           fmt::format("column \"{}\" was retyped from {} to {}", c.name, c.type, col->column.type));
     }
@@ -131,6 +135,12 @@ int DriftWatch::check(pg::Connection& conn) {
     for (const auto* d : readers) {
       auto finding = shared ? shared : reader_finding(table, *info, *d);
       if (!finding) continue;
+      if (finding->widening) {
+        std::string why;
+        auto widened = widen_in_place(conn, store_, *d, why);
+        if (widened != Widened::not_widening) continue;  // done, or tried again next check
+        finding->error += " (not applied in place: " + why + ")";
+      }
       nlohmann::json failure = {{"kind", finding->kind},
                                 {"table", name_of(table)},
                                 {"columns", finding->columns},

@@ -8,7 +8,9 @@
 // refuses until the schema fits again). Capture triggers disabled or
 // dropped, or the table dropped or replaced by another of the same name,
 // pause them with kind `disruption` (changes may be missing; RESUME
-// reinstalls capture and rebuilds). Everything else keeps running.
+// reinstalls capture and rebuilds). A read column widened in a way
+// PostgreSQL applies without a rewrite is followed in place instead
+// (capture/widen). Everything else keeps running.
 #pragma once
 
 #include "catalog/store.hpp"

@@ -32,6 +32,16 @@ std::string column_ddl(const Column& c, bool not_null) {
   return out;
 }
 
+std::string alter_column_types(const std::string& schema, const std::string& table,
+                               const std::vector<Column>& columns) {
+  return fmt::format("ALTER TABLE {} {}", qualified(schema, table),
+                     join<Column>(columns, ", ", [](const Column& c) {
+                       std::string out = "ALTER COLUMN " + ident(c.name) + " TYPE " + c.type;
+                       if (!c.collation.empty()) out += " COLLATE " + c.collation;
+                       return out;
+                     }));
+}
+
 std::string page_keys_cte(const TransformDef& d) {
   return fmt::format("SELECT {} FROM {} p WHERE p.tbl = {}", decode_key_columns(d.key, "p.key"),
                      kPageTable, d.source_table_id);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catalog/definition.hpp"
@@ -11,6 +12,10 @@ namespace trellis::compile {
 
 // "name" type [COLLATE c] [NOT NULL]
 std::string column_ddl(const catalog::Column& c, bool not_null);
+// ALTER TABLE schema.table ALTER COLUMN c TYPE t [COLLATE x], ... giving each
+// column the type (and collation) in `columns`.
+std::string alter_column_types(const std::string& schema, const std::string& table,
+                               const std::vector<catalog::Column>& columns);
 // SELECT <decoded key columns> FROM the page WHERE tbl = <source table id>
 std::string page_keys_cte(const catalog::TransformDef& d);
 // <target alias>.f IS DISTINCT FROM <source alias>.f, through text when the

@@ -114,3 +114,61 @@ TEST_F(Drift, DroppedTableIsADisruptionAndResumeRefusesUntilItIsBack) {
 }
 
 }  // namespace trellis::test
+
+namespace trellis::test {
+
+// A catalog-only widening of read columns (varchar(10) -> varchar(40),
+// numeric(8,2) -> numeric(12,2)) is followed in place: the 1-1 target's
+// copies and an aggregate's ledger copy are widened, nothing is paused or
+// rebuilt, and values only the wider types hold then flow through.
+class Widening : public TrellisTest {};
+
+TEST_F(Widening, CatalogOnlyWideningIsAppliedInPlaceWithoutAPause) {
+  sql("CREATE TABLE wd (id int PRIMARY KEY, name varchar(10), amount numeric(8,2), g int);"
+      "CREATE INDEX ON wd (g);"
+      "INSERT INTO wd SELECT x, 'n' || x, x * 1.25, x % 3 FROM generate_series(1, 30) x");
+  auto t = start(2);
+  t->apply("TRANSFORM wd_t FROM wd SELECT name AS nm, amount AS a, upper(name) AS un");
+  t->apply("TRANSFORM wd_g FROM wd GROUP BY g SELECT MAX(name) AS mx, COUNT(*) AS n");
+  await_status(*t, "wd_t", "live");
+  await_status(*t, "wd_g", "live");
+  auto type_of = [&](const std::string& table, const std::string& column) {
+    return query("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = '" +
+                 table + "'::regclass AND attname = '" + column + "'")
+        .get(0, 0);
+  };
+  ASSERT_EQ(type_of("wd_t", "nm"), "character varying(10)");
+  ASSERT_EQ(type_of("wd_g__ledger", "name"), "character varying(10)");
+
+  sql("ALTER TABLE wd ALTER COLUMN name TYPE varchar(40), ALTER COLUMN amount TYPE "
+      "numeric(12,2)");
+  bool paused = false;
+  ASSERT_TRUE(eventually(
+      [&] {
+        paused = paused || t->status("wd_t")->status == "paused" ||
+                 t->status("wd_g")->status == "paused";
+        return type_of("wd_t", "nm") == "character varying(40)" &&
+               type_of("wd_t", "a") == "numeric(12,2)" &&
+               type_of("wd_g__ledger", "name") == "character varying(40)";
+      },
+      std::chrono::seconds(30)))
+      << "target " << type_of("wd_t", "nm") << " ledger " << type_of("wd_g__ledger", "name");
+  EXPECT_FALSE(paused);
+  EXPECT_EQ(type_of("wd_t", "un"), "text");  // not a copy: untouched
+
+  sql("INSERT INTO wd VALUES (100, 'a name longer than ten', 1234567.89, 1);"
+      "UPDATE wd SET name = 'zzzzzzzzzzzzzzzzzzzzzzzz' WHERE id = 2");
+  await_converged(*t);
+  for (const char* target : {"wd_t", "wd_g"}) {
+    auto s = t->status(target);
+    EXPECT_EQ(s->status, "live") << target;
+    EXPECT_FALSE(s->capture_failure) << target;
+    EXPECT_FALSE(s->held_keys) << target;
+  }
+  EXPECT_EQ(query("SELECT nm || '|' || a FROM wd_t WHERE id = 100").get(0, 0),
+            "a name longer than ten|1234567.89");
+  expect_oracle("wd_t");
+  expect_oracle("wd_g");
+}
+
+}  // namespace trellis::test
