@@ -31,7 +31,7 @@ std::string name_of(const catalog::CapturedTable& t) {
 // Problems of the table itself, for every reader alike.
 std::optional<Finding> table_finding(pg::Connection& conn, const catalog::CapturedTable& t,
                                      const std::optional<lang::TableInfo>& info,
-                                     const std::string& trigger_probe) {
+                                     const compile::CaptureSql& capture) {
   const std::string table = name_of(t);
   if (!info)
     return Finding{"disruption",
@@ -46,12 +46,19 @@ std::optional<Finding> table_finding(pg::Connection& conn, const catalog::Captur
                                "may be missing. RESUME the transform to capture the new table "
                                "and rebuild",
                                table)};
-  if (conn.exec(trigger_probe).get_int(0, 0) < 4)
+  if (conn.exec(capture.trigger_probe).get_int(0, 0) < 4)
     return Finding{"disruption",
                    {},
                    fmt::format("capture triggers on {} were disabled or dropped (e.g. by ALTER "
                                "TABLE ... DISABLE TRIGGER ALL); changes made meanwhile may be "
                                "missing. RESUME the transform to reinstall capture and rebuild",
+                               table)};
+  if (t.installed_digest && conn.exec(capture.function_digest).get_opt(0, 0) != t.installed_digest)
+    return Finding{"disruption",
+                   {},
+                   fmt::format("a capture trigger function of {} was replaced or dropped outside "
+                               "Trellis; changes made meanwhile may be missing. RESUME the "
+                               "transform to reinstall capture and rebuild",
                                table)};
   if (info->in_hierarchy)
     return Finding{"capture",
@@ -130,8 +137,7 @@ int DriftWatch::check(pg::Connection& conn) {
       if (d.source_table_id == table.id) readers.push_back(&d);
     if (readers.empty()) continue;
     auto info = lang::describe_table(conn, table.schema, table.name);
-    auto shared =
-        table_finding(conn, table, info, compile::compile_capture(table, {}, ring_).trigger_probe);
+    auto shared = table_finding(conn, table, info, compile::compile_capture(table, {}, ring_));
     for (const auto* d : readers) {
       auto finding = shared ? shared : reader_finding(table, *info, *d);
       if (!finding) continue;

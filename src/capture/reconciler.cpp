@@ -116,9 +116,9 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
       for (const auto& f : sql.functions) conn.exec(f);
       for (const auto& t : sql.create_triggers) conn.exec_script(t);
     }
-    conn.exec(fmt::format("UPDATE {} SET installed_signature = $2, relid = $3::regclass WHERE id "
-                          "= $1::int",
-                          store_.table("captured_tables")),
+    conn.exec(fmt::format("UPDATE {} SET installed_signature = $2, relid = $3::regclass, "
+                          "installed_digest = ({}) WHERE id = $1::int",
+                          store_.table("captured_tables"), sql.function_digest),
               {std::to_string(table.id), signature, qualified});
     auto begun = conn.exec(
         fmt::format("UPDATE {} SET status = 'backfilling', build_phase = 'source', build_cursor = "
@@ -183,7 +183,8 @@ void Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& t
     pg::Transaction txn(conn);
     conn.exec("SET LOCAL lock_timeout = '50ms'");
     for (const auto& d : sql.drop) conn.exec(d);
-    conn.exec(fmt::format("UPDATE {} SET installed_signature = NULL WHERE id = $1::int",
+    conn.exec(fmt::format("UPDATE {} SET installed_signature = NULL, installed_digest = NULL "
+                          "WHERE id = $1::int",
                           store_.table("captured_tables")),
               {std::to_string(table.id)});
     txn.commit();

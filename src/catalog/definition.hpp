@@ -90,7 +90,8 @@ struct CapturedTable {
   std::string name;
   std::vector<Column> key;
   std::optional<std::string> installed_signature;
-  unsigned relid = 0;  // the table's oid when capture was installed
+  std::optional<std::string> installed_digest;  // of the trigger functions' bodies
+  unsigned relid = 0;                           // the table's oid when capture was installed
 };
 
 nlohmann::json to_json(const TransformDef& def);

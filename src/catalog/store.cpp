@@ -61,7 +61,8 @@ std::vector<TransformDef> Store::active_readers(pg::Connection& conn, const std:
 std::vector<CapturedTable> Store::captured_tables(pg::Connection& conn) {
   auto res =
       conn.exec(fmt::format("SELECT id, table_schema, table_name, key_columns::text, "
-                            "installed_signature, relid::bigint FROM {} ORDER BY id",
+                            "installed_signature, relid::bigint, installed_digest FROM {} ORDER "
+                            "BY id",
                             table("captured_tables")));
   std::vector<CapturedTable> out;
   for (int i = 0; i < res.rows(); ++i) {
@@ -72,6 +73,7 @@ std::vector<CapturedTable> Store::captured_tables(pg::Connection& conn) {
     t.key = columns_from_json(nlohmann::json::parse(res.get(i, 3)));
     t.installed_signature = res.get_opt(i, 4);
     t.relid = static_cast<unsigned>(res.get_int(i, 5));
+    t.installed_digest = res.get_opt(i, 6);
     out.push_back(std::move(t));
   }
   return out;

@@ -125,6 +125,15 @@ CaptureSql compile_capture(const catalog::CapturedTable& t, const std::vector<Co
   for (const auto& event : kEvents)
     sql.drop.push_back(
         fmt::format("DROP FUNCTION IF EXISTS {}()", function_name(ring, t.id, event)));
+  std::string functions;
+  for (const auto& event : kEvents)
+    functions +=
+        (functions.empty() ? "" : ", ") +
+        fmt::format("to_regprocedure({})", literal(function_name(ring, t.id, event) + "()"));
+  sql.function_digest = fmt::format(
+      "SELECT string_agg(p.proname || ':' || md5(p.prosrc), ',' ORDER BY p.proname) FROM pg_proc "
+      "p WHERE p.oid IN ({})",
+      functions);
   sql.trigger_probe = fmt::format(
       "SELECT count(*) FROM pg_trigger WHERE tgrelid = {}::regclass AND tgname LIKE {} AND "
       "tgenabled = 'A'",

@@ -21,6 +21,10 @@ struct CaptureSql {
   std::vector<std::string> create_triggers;  // CREATE TRIGGER + ENABLE ALWAYS
   std::vector<std::string> drop;             // DROP TRIGGER / FUNCTION IF EXISTS
   std::string trigger_probe;                 // counts this instance's enabled triggers on the table
+  // One text digest of the installed trigger functions' bodies (NULL when
+  // none is installed): stored at install, compared by the drift check to
+  // notice a function replaced outside Trellis.
+  std::string function_digest;
 };
 
 // `reads` are the columns any reader reads (the key included): an UPDATE that

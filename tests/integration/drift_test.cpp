@@ -94,6 +94,24 @@ TEST_F(Drift, DisabledTriggersAreADisruptionAndResumeRebuilds) {
   expect_oracle("reader");
 }
 
+TEST_F(Drift, ReplacedCaptureFunctionIsADisruptionAndResumeReinstalls) {
+  auto fn = query("SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = "
+                  "p.pronamespace WHERE n.nspname = 'trellis' AND p.proname LIKE 'capture\\_%' "
+                  "ORDER BY p.proname LIMIT 1")
+                .get(0, 0);
+  sql("CREATE OR REPLACE FUNCTION " + fn +
+      " RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$;"
+      "UPDATE src SET v = v + 100; DELETE FROM src WHERE id = 3; INSERT INTO src VALUES (99, 1, "
+      "'x')");
+  auto f = await_drift("disruption");
+  EXPECT_NE(f.error.find("trigger function of public.src was replaced"), std::string::npos)
+      << f.error;
+  resume_to_oracle();  // capture reinstalled, target rebuilt with what was missed
+  sql("UPDATE src SET v = 5 WHERE id = 99");
+  await_converged(*t_);
+  expect_oracle("reader");
+}
+
 TEST_F(Drift, TableReplacedByAnotherOfTheSameNameIsADisruption) {
   sql("ALTER TABLE src RENAME TO src_old;"
       "CREATE TABLE src (id int PRIMARY KEY, v int, note text);"

@@ -7,3 +7,8 @@
 ALTER TABLE @schema@.transforms
   ADD COLUMN build_fields text[],
   ADD COLUMN build_fence timestamptz;
+
+-- A digest of the capture trigger functions' bodies as installed, so a
+-- function replaced outside Trellis is noticed (capture_failure kind
+-- 'disruption').
+ALTER TABLE @schema@.captured_tables ADD COLUMN installed_digest text;
