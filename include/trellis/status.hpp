@@ -72,6 +72,9 @@ struct Status {
   // Build progress (not part of the seed record, shown by `trellis status`).
   int64_t build_rows_done = 0;
   int64_t build_rows_estimate = 0;
+  // Its own fields frozen by PAUSE TRANSFORM t.col (not part of the seed
+  // record, shown by `trellis status`).
+  std::vector<std::string> paused_columns;
 };
 
 }  // namespace trellis

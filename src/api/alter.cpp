@@ -83,20 +83,6 @@ catalog::TransformDef load(Trellis::Impl& impl, pg::Connection& conn,
   return *def;
 }
 
-// The fields a build must write: the added and altered ones, plus those a
-// field build already under way had not finished.
-std::vector<std::string> fields_to_build(const lang::FieldEdit& edit,
-                                         const std::optional<std::string>& pending_json) {
-  std::vector<std::string> out = edit.added;
-  out.insert(out.end(), edit.altered.begin(), edit.altered.end());
-  if (pending_json)
-    for (const auto& name : nlohmann::json::parse(*pending_json).get<std::vector<std::string>>())
-      if (std::find(out.begin(), out.end(), name) == out.end() &&
-          std::find(edit.dropped.begin(), edit.dropped.end(), name) == edit.dropped.end())
-        out.push_back(name);
-  return out;
-}
-
 }  // namespace
 
 Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stmt) {
@@ -115,25 +101,8 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
   refuse_retyping(def, fresh, edit.altered);
   refuse_dropping_read_columns(impl, *conn, def, edit.dropped);
 
-  std::string transforms = impl.store.table("transforms");
-  std::string id = std::to_string(def.id);
   pg::Transaction txn(*conn);
-  auto row = conn->exec(fmt::format("SELECT status, version, array_to_json(build_fields)::text, "
-                                    "build_phase FROM {} WHERE id = $1::int FOR UPDATE",
-                                    transforms),
-                        {id});
-  if (row.rows() == 0 || row.get_int(0, 1) != def.version)
-    throw Error(ErrorCode::conflict,
-                fmt::format("transform {} changed while it was being altered; run the ALTER "
-                            "again",
-                            def.target_name()));
-  std::string status = row.get(0, 0);
-  std::optional<std::string> pending = row.get_opt(0, 2);
-  bool building = status == "live" || status == "backfilling";
-  bool build = building && (!edit.added.empty() || !edit.altered.empty());
-  // A full build under way restarts (its earlier chunks wrote the old fields).
-  bool full = status == "backfilling" && !pending;
-  std::vector<std::string> fields = fields_to_build(edit, pending);
+  auto lock = lock_for_edit(impl, *conn, def, "ALTER");
   conn->exec(fmt::format("SET LOCAL lock_timeout = '{}'", kTargetLockTimeout));
   try {
     if (!edit.dropped.empty() || !edit.added.empty())
@@ -145,20 +114,17 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
                             "run it again once that session is done",
                             def.target_name(), e.what(), kTargetLockTimeout));
   }
+  // A dropped field is no longer paused.
   conn->exec(fmt::format("UPDATE {} SET definition = $2::jsonb, statement = $3, version = "
-                         "version + 1, updated_at = now() WHERE id = $1::int",
-                         transforms),
-             {id, catalog::to_json(fresh).dump(), fresh.statement});
-  if (build)
-    conn->exec(fmt::format("UPDATE {} SET status = 'backfilling', build_phase = "
-                           "'awaiting_capture', build_fields = CASE WHEN $2::jsonb IS NULL THEN "
-                           "NULL ELSE ARRAY(SELECT jsonb_array_elements_text($2::jsonb)) END, "
-                           "build_fence = NULL, "
-                           "build_cursor = NULL, build_rows_done = 0, build_owner_pid = NULL, "
-                           "build_owner_start = NULL, build_not_before = NULL, backfill_failure = "
-                           "NULL WHERE id = $1::int",
-                           transforms),
-               {id, full ? pg::Param{} : pg::Param{nlohmann::json(fields).dump()}});
+                         "version + 1, paused_columns = paused_columns - ARRAY(SELECT "
+                         "jsonb_array_elements_text($4::jsonb)), updated_at = now() WHERE id = "
+                         "$1::int",
+                         impl.store.table("transforms")),
+             {std::to_string(def.id), catalog::to_json(fresh).dump(), fresh.statement,
+              nlohmann::json(edit.dropped).dump()});
+  std::vector<std::string> fields = edit.added;
+  fields.insert(fields.end(), edit.altered.begin(), edit.altered.end());
+  bool build = start_field_build(impl, *conn, lock, fields, edit.dropped);
   txn.commit();
   if (build) applied.status = "backfilling";
   impl.store.notify_work(*conn);

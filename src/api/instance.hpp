@@ -31,6 +31,27 @@ Applied drop_transform(Trellis::Impl& impl, const lang::DropTransformStmt& stmt)
 // ALTER TRANSFORM (api/alter.cpp).
 Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stmt);
 
+// PAUSE / RESUME TRANSFORM t.col (api/column_pause.cpp).
+Applied pause_column(Trellis::Impl& impl, const catalog::TransformDef& def,
+                     const std::string& column);
+Applied resume_column(Trellis::Impl& impl, const catalog::TransformDef& def,
+                      const std::string& column);
+
+// Field builds (api/field_build.cpp). A transform's catalog row locked for
+// an edit, inside the caller's transaction.
+struct EditLock {
+  int id = 0;
+  std::string status;
+  std::optional<std::vector<std::string>> pending;  // fields an unfinished field build names
+};
+// Locks the row; `conflict` when its version moved since `def` was read.
+EditLock lock_for_edit(Trellis::Impl& impl, pg::Connection& conn, const catalog::TransformDef& def,
+                       const std::string& statement);
+// A live (or building) transform goes back to building `fields` (plus the
+// pending ones not in `gone`); false when nothing is to be built.
+bool start_field_build(Trellis::Impl& impl, pg::Connection& conn, const EditLock& lock,
+                       std::vector<std::string> fields, const std::vector<std::string>& gone);
+
 // Status records (api/status.cpp).
 std::vector<Status> read_status(Trellis::Impl& impl, const std::optional<std::string>& target);
 

@@ -29,18 +29,18 @@ catalog::TransformDef require_transform(Trellis::Impl& impl, pg::Connection& con
   return *def;
 }
 
-// The transform PAUSE/RESUME name. `a.b` is transform b in schema a when
-// there is one, else column b of transform a, which is not supported yet.
-catalog::TransformDef locate(Trellis::Impl& impl, pg::Connection& conn, lang::QualifiedName target,
-                             const std::optional<std::string>& column, const char* verb) {
+// What PAUSE/RESUME name: a transform, or one column of a transform. `a.b`
+// is transform b in schema a when there is one, else column b of transform a.
+struct Address {
+  catalog::TransformDef def;
+  std::optional<std::string> column;
+};
+
+Address locate(Trellis::Impl& impl, pg::Connection& conn, lang::QualifiedName target,
+               const std::optional<std::string>& column) {
   if (column && !target.schema && impl.store.transform(conn, target.name, *column))
-    return require_transform(impl, conn, {target.name, *column});
-  if (column)
-    throw Error(ErrorCode::validation,
-                fmt::format("{} TRANSFORM of a single column is not supported yet; {} the whole "
-                            "transform",
-                            verb, verb));
-  return require_transform(impl, conn, target);
+    return {require_transform(impl, conn, {target.name, *column}), std::nullopt};
+  return {require_transform(impl, conn, target), column};
 }
 
 std::vector<catalog::TransformDef> readers_of_target(Trellis::Impl& impl, pg::Connection& conn,
@@ -85,7 +85,8 @@ Applied define_transform(Trellis::Impl& impl, const lang::TransformStmt& stmt) {
 
 Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt) {
   auto conn = impl.pool.acquire();
-  auto def = locate(impl, *conn, stmt.target, stmt.column, "PAUSE");
+  auto [def, column] = locate(impl, *conn, stmt.target, stmt.column);
+  if (column) return pause_column(impl, def, *column);
   conn->exec(fmt::format("UPDATE {} SET status = 'paused', build_owner_pid = NULL, "
                          "build_owner_start = NULL, updated_at = now() WHERE id = $1::int",
                          impl.store.table("transforms")),
@@ -95,7 +96,8 @@ Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt) {
 
 Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt) {
   auto conn = impl.pool.acquire();
-  auto def = locate(impl, *conn, stmt.target, stmt.column, "RESUME");
+  auto [def, column] = locate(impl, *conn, stmt.target, stmt.column);
+  if (column) return resume_column(impl, def, *column);
   if (def.status != "paused" && def.status != "quarantined")
     return {"resume", def.target_name(), def.status};
   auto parsed = std::get<lang::TransformStmt>(lang::parse_statement(def.statement));

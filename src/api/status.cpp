@@ -47,6 +47,10 @@ Status status_from_row(const pg::Result& r, int i) {
   s.build_rows_done = r.get_int(i, 6);
   s.build_rows_estimate = r.get_int(i, 7);
   if (int64_t held = r.get_int(i, 9); held > 0) s.held_keys = HeldKeys{held, r.get(i, 10)};
+  s.paused_upstream_columns = nlohmann::json::parse(r.get(i, 11)).get<std::vector<std::string>>();
+  s.paused_columns = nlohmann::json::parse(r.get(i, 12)).get<std::vector<std::string>>();
+  // Built and applying, but over upstream values that are frozen.
+  if (s.status == "live" && !s.paused_upstream_columns.empty()) s.status = "catching_up";
   return s;
 }
 
@@ -81,8 +85,16 @@ std::vector<Status> read_status(Trellis::Impl& impl, const std::optional<std::st
                   "capture_failure::text, backfill_failure::text, drain_failure::text, "
                   "build_rows_done, build_rows_estimate, definition::text, (SELECT count(*) FROM "
                   "{1} h WHERE h.transform_id = t.id AND h.held), (SELECT min(held_at)::text FROM "
-                  "{1} h WHERE h.transform_id = t.id AND h.held) FROM {0} t WHERE {2} ORDER BY id",
-                  impl.store.table("transforms"), impl.store.table("held_keys"), where),
+                  "{1} h WHERE h.transform_id = t.id AND h.held), (SELECT coalesce(jsonb_agg("
+                  "u.target_schema || '.' || u.target_table || '.' || k ORDER BY u.id, k), "
+                  "'[]')::text FROM {0} u JOIN {3} c ON c.table_schema = u.target_schema AND "
+                  "c.table_name = u.target_table CROSS JOIN jsonb_object_keys(u.paused_columns) k "
+                  "WHERE c.id = t.source_table_id AND k IN (SELECT r ->> 'name' FROM "
+                  "jsonb_array_elements(t.definition -> 'reads') r)), (SELECT "
+                  "coalesce(jsonb_agg(k ORDER BY k), '[]')::text FROM "
+                  "jsonb_object_keys(t.paused_columns) k) FROM {0} t WHERE {2} ORDER BY id",
+                  impl.store.table("transforms"), impl.store.table("held_keys"), where,
+                  impl.store.table("captured_tables")),
       params);
   std::vector<Status> out;
   for (int i = 0; i < r.rows(); ++i) {

@@ -1,6 +1,8 @@
 // JSON (de)serialisation of resolved definitions for the catalog.
 #include "catalog/definition.hpp"
 
+#include <algorithm>
+
 namespace trellis::catalog {
 
 namespace {
@@ -70,6 +72,10 @@ std::vector<Column> columns_from_json(const nlohmann::json& j) {
   std::vector<Column> cols;
   for (const auto& c : j) cols.push_back(column_from(c));
   return cols;
+}
+
+bool TransformDef::paused(const std::string& field) const {
+  return std::find(paused_columns.begin(), paused_columns.end(), field) != paused_columns.end();
 }
 
 nlohmann::json to_json(const TransformDef& d) {

@@ -75,6 +75,10 @@ struct TransformDef {
   // Runtime, not definition: the target is itself captured (another
   // transform reads it), so writing it stages changes downstream.
   bool feeds_downstream = false;
+  // Runtime, not definition: fields of a 1-1 target frozen by PAUSE
+  // TRANSFORM t.col (drains and builds leave them as they are).
+  std::vector<std::string> paused_columns;
+  bool paused(const std::string& field) const;
 
   std::string target_name() const { return target_schema + "." + target_table; }
   std::string source_name() const { return source_schema + "." + source_table; }

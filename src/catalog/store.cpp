@@ -23,8 +23,8 @@ std::vector<TransformDef> Store::read(pg::Connection& conn, const std::string& w
   auto res = conn.exec(
       fmt::format("SELECT id, version, status, source_table_id, statement, definition::text, "
                   "EXISTS (SELECT 1 FROM {} c WHERE c.table_schema = t.target_schema AND "
-                  "c.table_name = t.target_table AND c.installed_signature IS NOT NULL) "
-                  "FROM {} t WHERE {} ORDER BY id",
+                  "c.table_name = t.target_table AND c.installed_signature IS NOT NULL), "
+                  "paused_columns::text FROM {} t WHERE {} ORDER BY id",
                   table("captured_tables"), table("transforms"), where),
       params);
   std::vector<TransformDef> out;
@@ -36,6 +36,8 @@ std::vector<TransformDef> Store::read(pg::Connection& conn, const std::string& w
     d.source_table_id = static_cast<int>(res.get_int(i, 3));
     d.statement = res.get(i, 4);
     d.feeds_downstream = res.get_bool(i, 6);
+    auto paused = nlohmann::json::parse(res.get(i, 7));
+    for (auto it = paused.begin(); it != paused.end(); ++it) d.paused_columns.push_back(it.key());
     out.push_back(std::move(d));
   }
   return out;

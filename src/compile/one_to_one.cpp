@@ -69,10 +69,18 @@ std::string update_fields(const TransformDef& d, const std::vector<Field>& field
                      key_equal(d.key, "__t", "__s"), join<Field>(fields, " OR ", changed));
 }
 
+// The fields drains and builds write: all but the paused ones.
+std::vector<Field> written_fields(const TransformDef& d) {
+  std::vector<Field> out;
+  for (const auto& f : d.fields)
+    if (!d.paused(f.name)) out.push_back(f);
+  return out;
+}
+
 std::string derive(const TransformDef& d) {
   std::string target = qualified(d.target_schema, d.target_table);
-  std::string src = page_sources(d, d.fields);
-  std::string update = update_fields(d, d.fields);
+  std::string src = page_sources(d, written_fields(d));
+  std::string update = update_fields(d, written_fields(d));
   return fmt::format(
       "WITH __trellis_keys AS ({}), __trellis_src AS ({}), __trellis_upd AS ({}), "
       "__trellis_del AS (DELETE FROM {} AS __t USING __trellis_keys __k WHERE {} AND NOT EXISTS "
@@ -105,7 +113,7 @@ TransformSql compile_one_to_one(const TransformDef& d) {
 std::vector<std::string> one_to_one_field_build_steps(const TransformDef& d,
                                                       const std::vector<std::string>& fields) {
   std::vector<Field> chosen;
-  for (const auto& f : d.fields)
+  for (const auto& f : written_fields(d))
     if (std::find(fields.begin(), fields.end(), f.name) != fields.end()) chosen.push_back(f);
   std::string order =
       join<Column>(d.key, ", ", [](const Column& c) { return "__t." + ident(c.name); });

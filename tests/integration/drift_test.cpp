@@ -95,9 +95,10 @@ TEST_F(Drift, DisabledTriggersAreADisruptionAndResumeRebuilds) {
 }
 
 TEST_F(Drift, ReplacedCaptureFunctionIsADisruptionAndResumeReinstalls) {
-  auto fn = query("SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = "
-                  "p.pronamespace WHERE n.nspname = 'trellis' AND p.proname LIKE 'capture\\_%' "
-                  "ORDER BY p.proname LIMIT 1")
+  auto fn = query(
+                "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = "
+                "p.pronamespace WHERE n.nspname = 'trellis' AND p.proname LIKE 'capture\\_%' "
+                "ORDER BY p.proname LIMIT 1")
                 .get(0, 0);
   sql("CREATE OR REPLACE FUNCTION " + fn +
       " RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$;"

@@ -12,3 +12,8 @@ ALTER TABLE @schema@.transforms
 -- function replaced outside Trellis is noticed (capture_failure kind
 -- 'disruption').
 ALTER TABLE @schema@.captured_tables ADD COLUMN installed_digest text;
+
+-- Paused columns of a 1-1 target (PAUSE TRANSFORM t.col): field name ->
+-- {since, reason}. Drains and builds leave them as they are; RESUME
+-- TRANSFORM t.col removes the entry and builds the field again.
+ALTER TABLE @schema@.transforms ADD COLUMN paused_columns jsonb NOT NULL DEFAULT '{}';

@@ -1,0 +1,78 @@
+// PAUSE / RESUME TRANSFORM t.col (SPEC §3): one field of a 1-1 target is
+// frozen at its last values while the other fields keep flowing. Pausing
+// records the field in the catalog row and bumps the version, so drains and
+// builds recompile without it (compile/one_to_one). Transforms reading the
+// field report `catching_up` with it in `paused_upstream_columns` (status).
+// Resuming removes the mark and rebuilds that field on every row as a field
+// build, after which the target matches its definition again.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "api/instance.hpp"
+
+namespace trellis::api {
+
+namespace {
+
+std::string address(const catalog::TransformDef& def, const std::string& column) {
+  return def.target_name() + "." + column;
+}
+
+void require_field(const catalog::TransformDef& def, const std::string& column, const char* verb) {
+  if (def.shape != "one_to_one")
+    throw Error(ErrorCode::validation,
+                fmt::format("{} TRANSFORM of one column works on 1-1 transforms and {} groups its "
+                            "source; {} the whole transform",
+                            verb, def.target_name(), verb));
+  bool known = std::any_of(def.fields.begin(), def.fields.end(),
+                           [&](const catalog::Field& f) { return f.name == column; });
+  if (!known)
+    throw Error(ErrorCode::not_found,
+                fmt::format("transform {} has no field \"{}\"; its fields are the names after AS "
+                            "in its SELECT list",
+                            def.target_name(), column));
+}
+
+}  // namespace
+
+Applied pause_column(Trellis::Impl& impl, const catalog::TransformDef& def,
+                     const std::string& column) {
+  require_field(def, column, "PAUSE");
+  if (def.paused(column)) return {"pause", address(def, column), def.status};
+  auto conn = impl.pool.acquire();
+  pg::Transaction txn(*conn);
+  lock_for_edit(impl, *conn, def, "PAUSE");
+  conn->exec(
+      fmt::format("UPDATE {} SET paused_columns = paused_columns || jsonb_build_object($2::text, "
+                  "jsonb_build_object('since', now()::text, 'reason', 'operator')), "
+                  "version = version + 1, updated_at = now() WHERE id = $1::int",
+                  impl.store.table("transforms")),
+      {std::to_string(def.id), column});
+  txn.commit();
+  return {"pause", address(def, column), def.status};
+}
+
+Applied resume_column(Trellis::Impl& impl, const catalog::TransformDef& def,
+                      const std::string& column) {
+  require_field(def, column, "RESUME");
+  if (!def.paused(column))
+    throw Error(ErrorCode::validation,
+                fmt::format("column {} is not paused; RESUME TRANSFORM {} resumes the whole "
+                            "transform",
+                            address(def, column), def.target_name()));
+  auto conn = impl.pool.acquire();
+  pg::Transaction txn(*conn);
+  auto lock = lock_for_edit(impl, *conn, def, "RESUME");
+  conn->exec(
+      fmt::format("UPDATE {} SET paused_columns = paused_columns - $2::text, version = version "
+                  "+ 1, updated_at = now() WHERE id = $1::int",
+                  impl.store.table("transforms")),
+      {std::to_string(def.id), column});
+  bool build = start_field_build(impl, *conn, lock, {column}, {});
+  txn.commit();
+  impl.store.notify_work(*conn);
+  return {"resume", address(def, column), build ? "backfilling" : lock.status};
+}
+
+}  // namespace trellis::api
