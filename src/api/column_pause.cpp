@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "api/instance.hpp"
+#include "compile/quarantine_sql.hpp"
 
 namespace trellis::api {
 
@@ -69,6 +70,9 @@ Applied resume_column(Trellis::Impl& impl, const catalog::TransformDef& def,
                   "+ 1, updated_at = now() WHERE id = $1::int",
                   impl.store.table("transforms")),
       {std::to_string(def.id), column});
+  // Keys a column fuse let go are forgotten: the field build re-derives them.
+  conn->exec(compile::compile_quarantine(impl.store.schema()).clear_column,
+             {std::to_string(def.id), column});
   bool build = start_field_build(impl, *conn, lock, {column}, {});
   txn.commit();
   impl.store.notify_work(*conn);

@@ -30,10 +30,19 @@ catalog::TransformDef held_by(Trellis::Impl& impl, pg::Connection& conn,
 QuarantinePage sample_quarantined(Trellis::Impl& impl, const std::string& target, int limit,
                                   const std::string& cursor) {
   auto conn = impl.pool.acquire();
-  auto def = held_by(impl, *conn, target);
+  // "a.b" names transform a.b, or else field b of transform a: the keys that
+  // failed in that field.
+  pg::Param column;
+  auto [schema, table] = split_target(impl, target);
+  if (!impl.store.transform(*conn, schema, table) && target.find('.') != std::string::npos) {
+    auto dot = target.rfind('.');
+    if (auto def = impl.store.transform(*conn, impl.options.target_schema, target.substr(0, dot)))
+      column = target.substr(dot + 1);
+  }
+  auto def = held_by(impl, *conn, column ? target.substr(0, target.rfind('.')) : target);
   auto sql = compile::compile_quarantine(impl.store.schema());
-  auto r =
-      conn->exec(sql.sample, {std::to_string(def.id), std::to_string(std::max(limit, 0)), cursor});
+  auto r = conn->exec(sql.sample,
+                      {std::to_string(def.id), std::to_string(std::max(limit, 0)), cursor, column});
   QuarantinePage page{{}, cursor};
   for (int i = 0; i < r.rows(); ++i) {
     page.keys.push_back({r.get(i, 0), r.get(i, 1), static_cast<int>(r.get_int(i, 2)), r.get(i, 3),

@@ -77,8 +77,9 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const std:
     page.feeds = page.feeds || d.feeds_downstream;
     if (truncated.count(d.source_table_id))
       all_keys.push_back({rederiver_.sql(d).page_all_held_keys, {}});
-    TransformWork w{d.id, d.source_table_id, {}};
+    TransformWork w{d.id, d.source_table_id, {}, std::nullopt};
     for (const auto& step : rederiver_.sql(d).steps) w.steps.push_back({step, {}});
+    if (d.shape == "one_to_one") w.one_to_one = d;
     page.work.push_back(std::move(w));
   }
   if (!all_keys.empty()) conn.pipeline(all_keys);

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "compile/one_to_one.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::apply {
@@ -39,15 +40,42 @@ bool Quarantine::runs(pg::Connection& conn, const std::vector<Statement>& stmts,
   return ok;
 }
 
+namespace {
+
+// The statements that run `steps` over the saved keys numbered [from, to).
+std::vector<Statement> over_saved(const compile::QuarantineSql& sql, const Quarantine& q,
+                                  const TransformWork& work, const std::vector<Statement>& steps,
+                                  int64_t from, int64_t to) {
+  std::string tbl = std::to_string(work.source_table_id);
+  std::vector<Statement> stmts = {
+      {sql.clear_table_keys, {tbl}},
+      {sql.fill_saved_range, {tbl, std::to_string(from), std::to_string(to)}}};
+  q.append_hidden(work.transform_id, steps, stmts);
+  return stmts;
+}
+
+}  // namespace
+
+std::string Quarantine::failing_field(pg::Connection& conn, const TransformWork& work,
+                                      int64_t number) const {
+  if (!work.one_to_one) return "";
+  const auto& def = *work.one_to_one;
+  auto run_with = [&](const std::vector<std::string>& fields) {
+    std::vector<Statement> steps;
+    for (const auto& s : compile::one_to_one_steps_for(def, fields)) steps.push_back({s, {}});
+    return runs(conn, over_saved(sql_, *this, work, steps, number, number + 1), nullptr, false);
+  };
+  if (!run_with({})) return "";  // the key fails without any field (its WHERE, say)
+  for (const auto& f : def.fields)
+    if (!def.paused(f.name) && !run_with({f.name})) return f.name;
+  return "";  // only fields together fail (a CHECK over several, say)
+}
+
 std::optional<Culprit> Quarantine::bisect(pg::Connection& conn, const TransformWork& work) const {
   std::string tbl = std::to_string(work.source_table_id);
   int64_t lo = 0, hi = conn.exec(sql_.count_saved, {tbl}).get_int(0, 0);
   auto with_range = [&](int64_t from, int64_t to) {
-    std::vector<Statement> stmts = {
-        {sql_.clear_table_keys, {tbl}},
-        {sql_.fill_saved_range, {tbl, std::to_string(from), std::to_string(to)}}};
-    append_hidden(work.transform_id, work.steps, stmts);
-    return stmts;
+    return over_saved(sql_, *this, work, work.steps, from, to);
   };
   while (hi - lo > 1) {
     int64_t mid = lo + (hi - lo) / 2;
@@ -61,6 +89,7 @@ std::optional<Culprit> Quarantine::bisect(pg::Connection& conn, const TransformW
   c.transform_id = work.transform_id;
   c.tbl = work.source_table_id;
   c.key = conn.exec(sql_.saved_key, {tbl, std::to_string(lo)}).get(0, 0);
+  c.column = failing_field(conn, work, lo);
   return c;
 }
 
@@ -81,13 +110,22 @@ std::optional<Culprit> Quarantine::isolate(pg::Connection& conn, const Refill& r
 Quarantine::Charged Quarantine::charge(pg::Connection& conn, const Culprit& c,
                                        const pg::Param& seg) const {
   pg::Transaction txn(conn);
-  auto r = conn.exec(sql_.charge, {std::to_string(c.transform_id), std::to_string(c.tbl), c.key,
-                                   seg, c.error, c.sqlstate});
+  std::string id = std::to_string(c.transform_id);
+  pg::Param column = c.column.empty() ? pg::Param{} : pg::Param{c.column};
+  auto r =
+      conn.exec(sql_.charge, {id, std::to_string(c.tbl), c.key, seg, c.error, c.sqlstate, column});
   Charged out{r.get_bool(0, 0), 100 * static_cast<int>(r.get_int(0, 1))};
-  bool tripped = out.held && conn.exec(sql_.trip_fuse, {std::to_string(c.transform_id)}).rows() > 0;
+  std::string tripped;
+  if (out.held && column) {
+    if (conn.exec(sql_.trip_column_fuse, {id, column, c.error, c.sqlstate}).rows() > 0)
+      tripped = "; column fuse tripped: field " + c.column + " paused, transform rebuilding";
+  } else if (out.held && conn.exec(sql_.trip_fuse, {id}).rows() > 0) {
+    tripped = "; fuse tripped: quarantined";
+  }
   txn.commit();
-  spdlog::warn("key {} of table {} failed for transform {} ({}){}{}", c.key, c.tbl, c.transform_id,
-               c.error, out.held ? "; held" : "", tripped ? "; fuse tripped: quarantined" : "");
+  spdlog::warn("key {} of table {} failed for transform {}{} ({}){}{}", c.key, c.tbl,
+               c.transform_id, c.column.empty() ? "" : " in field " + c.column, c.error,
+               out.held ? "; held" : "", tripped);
   return out;
 }
 

@@ -5,8 +5,10 @@
 // halved until a single failing key remains. That key is then charged in a
 // transaction of its own; after 5 charges it is held for that transform,
 // which the page then runs without, and 5 held keys trip the transform's
-// fuse. A privilege error is nobody's key: the transform whose steps fail
-// with it is halted instead (paused with everything reading its target,
+// fuse. For a 1-1 transform the key is also narrowed to the field it fails
+// in; 5 keys held for one field pause just that field instead (the column
+// fuse) and rebuild the transform without it. A privilege error is nobody's key: the transform
+// whose steps fail with it is halted instead (paused with everything reading its target,
 // capture_failure kind 'halt'), since no retry gets past it.
 #pragma once
 
@@ -27,6 +29,7 @@ struct Culprit {
   std::string key;  // text[] literal
   std::string error;
   std::string sqlstate;
+  std::string column;  // the field of a 1-1 target it fails in ("" when not one field)
 };
 
 // One transform's part of the failed work: the statements it ran for the
@@ -35,6 +38,9 @@ struct TransformWork {
   int transform_id = 0;
   int source_table_id = 0;
   std::vector<Statement> steps;
+  // For a 1-1 transform: its definition, to narrow a failing key down to the
+  // field it fails in.
+  std::optional<catalog::TransformDef> one_to_one;
 };
 
 class Quarantine {
@@ -80,6 +86,8 @@ class Quarantine {
   // Charges the key in its own transaction.
   Charged charge(pg::Connection& conn, const Culprit& culprit, const pg::Param& seg) const;
   std::optional<Culprit> bisect(pg::Connection& conn, const TransformWork& work) const;
+  // The field the key saved as number `number` fails in, or "".
+  std::string failing_field(pg::Connection& conn, const TransformWork& work, int64_t number) const;
   // Runs `stmts` under a savepoint; an error of class `counted` makes it
   // return false (filling `failure`), any other error is rethrown.
   bool runs(pg::Connection& conn, const std::vector<Statement>& stmts, Culprit* failure, bool keep,

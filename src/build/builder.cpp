@@ -88,7 +88,8 @@ std::optional<Builder::Chunk> Builder::fill_chunk(pg::Connection& conn,
                             : over_target           ? sql.page_sweep_range
                                                     : sql.page_source_range;
   conn.exec(fill, {cursor, chunk.upper});
-  chunk.work = {def.id, def.source_table_id, {}};
+  chunk.work = {def.id, def.source_table_id, {}, std::nullopt};
+  if (def.shape == "one_to_one") chunk.work.one_to_one = def;
   std::vector<std::string> field_steps;
   if (chunk.phase == "fields")
     field_steps = compile::one_to_one_field_build_steps(

@@ -77,10 +77,10 @@ std::vector<Field> written_fields(const TransformDef& d) {
   return out;
 }
 
-std::string derive(const TransformDef& d) {
+std::string derive(const TransformDef& d, const std::vector<Field>& fields) {
   std::string target = qualified(d.target_schema, d.target_table);
-  std::string src = page_sources(d, written_fields(d));
-  std::string update = update_fields(d, written_fields(d));
+  std::string src = page_sources(d, fields);
+  std::string update = update_fields(d, fields);
   return fmt::format(
       "WITH __trellis_keys AS ({}), __trellis_src AS ({}), __trellis_upd AS ({}), "
       "__trellis_del AS (DELETE FROM {} AS __t USING __trellis_keys __k WHERE {} AND NOT EXISTS "
@@ -98,7 +98,7 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   std::string source = qualified(d.source_schema, d.source_table);
   sql.create = {create_target(d)};
   sql.drop = {"DROP TABLE IF EXISTS " + target};
-  sql.steps = {lock(d), derive(d)};
+  sql.steps = {lock(d), derive(d, written_fields(d))};
   sql.build_steps = sql.steps;
   sql.page_all_held_keys = page_all_keys(d, target);
   sql.source_chunk_bound = chunk_bound(d.key, source);
@@ -125,6 +125,14 @@ std::vector<std::string> one_to_one_field_build_steps(const TransformDef& d,
       "count(*) FROM __trellis_upd), 0",
       page_keys_cte(d), page_sources(d, chosen), update_fields(d, chosen));
   return {lock, update};
+}
+
+std::vector<std::string> one_to_one_steps_for(const TransformDef& d,
+                                              const std::vector<std::string>& fields) {
+  std::vector<Field> chosen;
+  for (const auto& f : d.fields)
+    if (std::find(fields.begin(), fields.end(), f.name) != fields.end()) chosen.push_back(f);
+  return {lock(d), derive(d, chosen)};
 }
 
 std::string alter_target_columns(const TransformDef& d, const std::vector<std::string>& dropped,

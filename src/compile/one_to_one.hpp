@@ -16,6 +16,12 @@ TransformSql compile_one_to_one(const catalog::TransformDef& def);
 std::vector<std::string> one_to_one_field_build_steps(const catalog::TransformDef& def,
                                                       const std::vector<std::string>& fields);
 
+// The drain's steps writing only `fields` (none: only the key, the WHERE and
+// the row's presence). Quarantine runs them to find the field a failing key
+// fails in.
+std::vector<std::string> one_to_one_steps_for(const catalog::TransformDef& def,
+                                              const std::vector<std::string>& fields);
+
 // ALTER TABLE of the target for an edit: drop `dropped`, then add `added`
 // (fields of `def`, created as define would).
 std::string alter_target_columns(const catalog::TransformDef& def,

@@ -52,18 +52,34 @@ QuarantineSql compile_quarantine(const std::string& cs) {
       kPageTable, kSaved);
   q.saved_key = fmt::format("SELECT key FROM {} WHERE tbl = $1::int AND n = $2::bigint", kSaved);
   q.charge = fmt::format(
-      "INSERT INTO {0} AS h (transform_id, tbl, key, seg, error, sqlstate, held, held_at) VALUES "
-      "($1::int, $2::int, $3::text[], $4::bigint, $5, $6, {1} <= 1, CASE WHEN {1} <= 1 THEN now() "
-      "END) ON CONFLICT (transform_id, tbl, key) DO UPDATE SET charges = h.charges + 1, "
-      "error = EXCLUDED.error, sqlstate = EXCLUDED.sqlstate, seg = coalesce(EXCLUDED.seg, h.seg), "
+      "INSERT INTO {0} AS h (transform_id, tbl, key, seg, error, sqlstate, column_name, held, "
+      "held_at) VALUES ($1::int, $2::int, $3::text[], $4::bigint, $5, $6, $7::text, {1} <= 1, CASE "
+      "WHEN {1} <= 1 THEN now() END) ON CONFLICT (transform_id, tbl, key) DO UPDATE SET charges = "
+      "h.charges + 1, error = EXCLUDED.error, sqlstate = EXCLUDED.sqlstate, column_name = "
+      "EXCLUDED.column_name, seg = coalesce(EXCLUDED.seg, h.seg), "
       "held = h.held OR h.charges + 1 >= {1}, held_at = CASE WHEN h.held THEN h.held_at WHEN "
       "h.charges + 1 >= {1} THEN now() END RETURNING held, charges",
       held, kChargesToHold);
   q.trip_fuse = fmt::format(
       "UPDATE {} SET status = 'quarantined', updated_at = now() WHERE id = $1::int AND status IN "
       "('backfilling', 'live') AND (SELECT count(*) FROM {} WHERE transform_id = $1::int AND "
-      "held) >= {} RETURNING 1",
+      "held AND column_name IS NULL) >= {} RETURNING 1",
       transforms, held, kHeldKeysToTrip);
+  q.trip_column_fuse = fmt::format(
+      "WITH tripped AS (SELECT 1 WHERE (SELECT count(*) FROM {1} WHERE transform_id = $1::int AND "
+      "held AND column_name = $2::text) >= {2}), let_go AS (UPDATE {1} h SET held = false, "
+      "charges = 0 FROM tripped WHERE h.transform_id = $1::int AND h.column_name = $2::text "
+      "RETURNING 1) UPDATE {0} SET paused_columns = paused_columns || jsonb_build_object($2::text, "
+      "jsonb_build_object('since', now()::text, 'reason', 'quarantine', 'error', $3::text, "
+      "'sqlstate', $4::text)), version = version + 1, status = 'backfilling', build_phase = CASE "
+      "WHEN build_phase = 'awaiting_capture' THEN build_phase ELSE 'source' END, build_fields = "
+      "NULL, build_cursor = NULL, build_sweep_target = true, build_rows_done = 0, build_owner_pid "
+      "= NULL, build_owner_start = NULL, build_not_before = NULL, updated_at = now() FROM tripped "
+      "WHERE id = $1::int AND status IN ('backfilling', 'live') AND shape = 'one_to_one' "
+      "RETURNING (SELECT count(*) FROM let_go)",
+      transforms, held, kHeldKeysToTrip);
+  q.clear_column =
+      fmt::format("DELETE FROM {} WHERE transform_id = $1::int AND column_name = $2::text", held);
   q.halt = fmt::format(
       "WITH RECURSIVE down(id, upstream) AS (SELECT $1::int, NULL::text UNION SELECT r.id, "
       "u.target_schema || '.' || u.target_table FROM down JOIN {0} u ON u.id = down.id JOIN {1} c "
@@ -79,7 +95,8 @@ QuarantineSql compile_quarantine(const std::string& cs) {
   q.sample = fmt::format(
       "SELECT c.table_schema || '.' || c.table_name, to_jsonb(h.key)::text, h.charges, h.error, "
       "h.sqlstate, h.held_at::text, to_jsonb(ARRAY[h.tbl::text] || h.key)::text FROM {0} h JOIN "
-      "{1} c ON c.id = h.tbl WHERE h.transform_id = $1::int AND h.held AND ($3::text = '' OR "
+      "{1} c ON c.id = h.tbl WHERE h.transform_id = $1::int AND (CASE WHEN $4::text IS NULL "
+      "THEN h.held ELSE h.column_name = $4::text END) AND ($3::text = '' OR "
       "ARRAY[h.tbl::text] || h.key > {2}) ORDER BY ARRAY[h.tbl::text] || h.key LIMIT $2::int",
       held, qualified(cs, "captured_tables"), key_from_json("nullif($3::text, '')"));
   q.lock_held = fmt::format(

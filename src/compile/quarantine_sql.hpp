@@ -28,16 +28,28 @@ struct QuarantineSql {
   std::string fill_saved_range;  // $1 tbl, $2 from, $3 to
   std::string saved_key;         // $1 tbl, $2 number
   // $1 transform id, $2 tbl, $3 key text[], $4 seg (or NULL), $5 error,
-  // $6 sqlstate -> held (bool), charges: one more charge; held at kChargesToHold.
+  // $6 sqlstate, $7 the field it fails in (or NULL) -> held (bool),
+  // charges: one more charge; held at kChargesToHold.
   std::string charge;
-  // $1 transform id: quarantined once kHeldKeysToTrip keys are held.
+  // $1 transform id: quarantined once kHeldKeysToTrip keys are held that
+  // are not narrowed to one field.
   std::string trip_fuse;
+  // $1 transform id, $2 field, $3 error, $4 sqlstate: once kHeldKeysToTrip
+  // keys are held for that field of a running 1-1 transform, pause the field
+  // (paused_columns), let its keys go (kept, not held, for
+  // sample_quarantined) and rebuild the transform in place -> a row when it
+  // tripped.
+  std::string trip_column_fuse;
+  // $1 transform id, $2 field: forget the keys a column fuse let go.
+  std::string clear_column;
   // $1 transform id, $2 error, $3 sqlstate -> the paused targets: a halt
   // (capture_failure kind 'halt') pauses the transform and, transitively,
   // every transform reading its target.
   std::string halt;
-  // $1 transform id, $2 limit, $3 cursor (text: '' = start) -> tbl table
-  // name, key (jsonb array), charges, error, sqlstate, held_at, cursor.
+  // $1 transform id, $2 limit, $3 cursor (text: '' = start), $4 field (or
+  // NULL: the transform's held keys; a field: the keys that failed in it)
+  // -> tbl table name, key (jsonb array), charges, error, sqlstate, held_at,
+  // cursor.
   std::string sample;
   // $1 transform id, $2 tbl, $3 key (jsonb array or scalar) -> the key as
   // text[] when it is held, locked.

@@ -17,3 +17,8 @@ ALTER TABLE @schema@.captured_tables ADD COLUMN installed_digest text;
 -- {since, reason}. Drains and builds leave them as they are; RESUME
 -- TRANSFORM t.col removes the entry and builds the field again.
 ALTER TABLE @schema@.transforms ADD COLUMN paused_columns jsonb NOT NULL DEFAULT '{}';
+
+-- Quarantine by column (1-1 targets): the field a held key's failure was
+-- narrowed down to. 5 keys held for one field pause that field (its
+-- paused_columns entry says 'quarantine') instead of the whole transform.
+ALTER TABLE @schema@.held_keys ADD COLUMN column_name text;
