@@ -44,6 +44,10 @@ struct Definition {
   std::string shape;      // one_to_one | aggregate
   std::vector<std::string> sources;
   std::string status;
+  // The halt that paused it (capture_failure of kind `halt`), if any.
+  std::optional<CaptureFailure> halt;
+  // Its fields frozen by PAUSE TRANSFORM t.col or the column fuse.
+  std::vector<std::string> paused_columns;
 };
 
 // One source key held in quarantine for a transform (sample_quarantined).

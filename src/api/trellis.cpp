@@ -2,6 +2,8 @@
 // the requested workers), statement dispatch, and the simple read calls.
 #include <fmt/format.h>
 
+#include <map>
+
 #include "api/instance.hpp"
 #include "catalog/migrate.hpp"
 #include "pg/sql_error.hpp"
@@ -94,9 +96,19 @@ std::vector<Status> Trellis::status_all() {
 std::vector<Definition> Trellis::definitions() {
   return reading(*impl_, [&] {
     auto conn = impl_->pool.acquire();
+    std::map<std::string, std::optional<CaptureFailure>> halts;
+    for (auto& s : api::read_status(*impl_, std::nullopt))
+      if (s.capture_failure && s.capture_failure->kind == "halt")
+        halts[s.target] = s.capture_failure;
     std::vector<Definition> out;
     for (const auto& d : impl_->store.transforms(*conn))
-      out.push_back({d.target_name(), d.statement, d.shape, {d.source_name()}, d.status});
+      out.push_back({d.target_name(),
+                     d.statement,
+                     d.shape,
+                     {d.source_name()},
+                     d.status,
+                     halts[d.target_name()],
+                     d.paused_columns});
     return out;
   });
 }

@@ -112,6 +112,7 @@ Quarantine::Charged Quarantine::charge(pg::Connection& conn, const Culprit& c,
   pg::Transaction txn(conn);
   std::string id = std::to_string(c.transform_id);
   pg::Param column = c.column.empty() ? pg::Param{} : pg::Param{c.column};
+  conn.exec(sql_.lock_transform, {id});
   auto r =
       conn.exec(sql_.charge, {id, std::to_string(c.tbl), c.key, seg, c.error, c.sqlstate, column});
   Charged out{r.get_bool(0, 0), 100 * static_cast<int>(r.get_int(0, 1))};
@@ -144,7 +145,15 @@ std::optional<Quarantine::Charged> Quarantine::charge_failure(pg::Connection& co
     return std::nullopt;
   }
   if (!culprit) return std::nullopt;
-  return charge(conn, *culprit, seg);
+  try {
+    return charge(conn, *culprit, seg);
+  } catch (const pg::SqlError& again) {
+    // A lock timeout or deadlock with another charge: the work is retried
+    // shortly and charged then.
+    if (!conn.healthy() || again.failure_class() != pg::FailureClass::transient) throw;
+    spdlog::warn("charging key {} of {} failed: {}", culprit->key, what, again.what());
+    return Charged{false, 100};
+  }
 }
 
 std::vector<std::string> Quarantine::halt_failure(pg::Connection& conn, const pg::SqlError& error,

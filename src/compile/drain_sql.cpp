@@ -32,7 +32,8 @@ DrainSql compile_drain(const std::string& cs, int slots) {
   s.claim_bucket = fmt::format(
       "UPDATE {0} b SET (owner_pid, owner_start) = ({1}) FROM (SELECT c.seg, c.bucket FROM {0} c "
       "WHERE NOT c.done AND (c.not_before IS NULL OR c.not_before <= now()) AND (c.owner_pid IS "
-      "NULL OR {2}) ORDER BY c.seg, c.bucket LIMIT 1 FOR UPDATE SKIP LOCKED) pick "
+      "NULL OR c.owner_pid = pg_backend_pid() OR {2}) ORDER BY c.seg, c.bucket LIMIT 1 FOR UPDATE "
+      "SKIP LOCKED) pick "
       "WHERE b.seg = pick.seg AND b.bucket = pick.bucket RETURNING b.seg, b.bucket",
       buckets, kMe, owner_dead("c.owner_pid", "c.owner_start"));
   s.check_bucket = fmt::format(

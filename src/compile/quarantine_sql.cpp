@@ -60,6 +60,8 @@ QuarantineSql compile_quarantine(const std::string& cs) {
       "held = h.held OR h.charges + 1 >= {1}, held_at = CASE WHEN h.held THEN h.held_at WHEN "
       "h.charges + 1 >= {1} THEN now() END RETURNING held, charges",
       held, kChargesToHold);
+  q.lock_transform =
+      fmt::format("SELECT 1 FROM {} WHERE id = $1::int FOR NO KEY UPDATE", transforms);
   q.trip_fuse = fmt::format(
       "UPDATE {} SET status = 'quarantined', updated_at = now() WHERE id = $1::int AND status IN "
       "('backfilling', 'live') AND (SELECT count(*) FROM {} WHERE transform_id = $1::int AND "

@@ -31,6 +31,9 @@ struct QuarantineSql {
   // $6 sqlstate, $7 the field it fails in (or NULL) -> held (bool),
   // charges: one more charge; held at kChargesToHold.
   std::string charge;
+  // $1 transform id: taken first in a charge's transaction, so charges of
+  // one transform (and the fuses they trip) run one at a time.
+  std::string lock_transform;
   // $1 transform id: quarantined once kHeldKeysToTrip keys are held that
   // are not narrowed to one field.
   std::string trip_fuse;

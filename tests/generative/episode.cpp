@@ -147,8 +147,44 @@ class Runner {
                                   last ? describe_status(*last) : "(no status)")};
   }
 
+  // Adds a field over the first column of the transform's source (any
+  // type: `IS NULL` never fails), or drops the one added before.
+  void alter(int t) {
+    const Transform& tr = transform(t);
+    std::string first_column;
+    if (tr.upstream >= 0) {
+      first_column = transform(tr.upstream).target.columns.front().name;
+    } else {
+      for (const auto& table : g_.schema.tables)
+        if (table.name == tr.source) first_column = table.columns.front().name;
+    }
+    bool drop = altered_.count(t) > 0;
+    std::string statement =
+        "ALTER TRANSFORM " + tr.name +
+        (drop ? " DROP gen_added" : " ADD (" + first_column + " IS NULL) AS gen_added");
+    for (int attempt = 0;; ++attempt) {
+      try {
+        api_->apply(statement);
+        break;
+      } catch (const Error& e) {
+        // A concurrent edit, a lock held on the target or a restart: tried
+        // again (the edit is idempotent).
+        bool again = e.code() == ErrorCode::conflict || e.code() == ErrorCode::connectivity ||
+                     e.code() == ErrorCode::timeout || e.code() == ErrorCode::internal;
+        if (!again || attempt >= 20) throw StepFailure{statement + " failed: " + e.what()};
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    if (drop)
+      altered_.erase(t);
+    else
+      altered_.insert(t);
+    log(statement);
+  }
+
   void define(int t) {
     const Transform& tr = transform(t);
+    altered_.erase(t);
     if (tr.upstream >= 0) await_live(tr.upstream);
     if (!tr.prepare.empty()) app_->exec_script(tr.prepare);
     apply(tr.statement, [&] { return status_of(tr.name) != "(none)"; });
@@ -209,11 +245,15 @@ class Runner {
       case Fault::Kind::define:
         define(f.target);
         break;
+      case Fault::Kind::alter:
+        alter(f.target);
+        break;
       case Fault::Kind::drop:
         apply("DROP TRANSFORM " + transform(f.target).name,
               [&] { return status_of(transform(f.target).name) == "(none)"; });
         paused_.erase(f.target);
         defined_.erase(f.target);
+        altered_.erase(f.target);
         log("dropped " + transform(f.target).name);
         break;
     }
@@ -323,6 +363,7 @@ class Runner {
   std::unique_ptr<pg::Connection> app_;
   std::unique_ptr<Trellis> api_;
   std::set<int> defined_, paused_;
+  std::set<int> altered_;  // transforms carrying the field an ALTER added
   std::string log_;
 };
 

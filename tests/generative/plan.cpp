@@ -49,6 +49,10 @@ std::string Fault::describe(const Schema& schema, const Program& program) const 
     case Kind::drop:
       what = "DROP TRANSFORM " + program.transforms[static_cast<size_t>(target)].name;
       break;
+    case Kind::alter:
+      what = "ALTER TRANSFORM " + program.transforms[static_cast<size_t>(target)].name +
+             " (adds a field, or drops the one it added)";
+      break;
   }
   return fmt::format("at {}%: {}", at_percent, what);
 }
@@ -150,13 +154,20 @@ Fault random_fault(Rng& rng, const Schema& schema, const Program& program, PlanS
       f.kind = Fault::Kind::resume;
       f.target = pick(rng, std::vector<int>(s.paused.begin(), s.paused.end()));
       s.paused.erase(f.target);
-    } else if (roll < 88) {
+    } else if (roll < 86) {
       auto can = droppable(program, s);
       if (can.empty()) continue;
       f.kind = Fault::Kind::drop;
       f.target = pick(rng, can);
       s.paused.erase(f.target);
       s.defined.erase(f.target);
+    } else if (roll < 93) {
+      std::vector<int> can;
+      for (int t : pausable(s))
+        if (!program.transforms[static_cast<size_t>(t)].aggregate) can.push_back(t);
+      if (can.empty()) continue;
+      f.kind = Fault::Kind::alter;
+      f.target = pick(rng, can);
     } else {
       f.kind = Fault::Kind::truncate;
       f.target = static_cast<int>(uniform(rng, 0, static_cast<int64_t>(schema.tables.size()) - 1));

@@ -3,7 +3,9 @@
 // writes, each with faults fired part-way through (kill -9 of a worker
 // mid-page, fast and immediate PostgreSQL restarts, a worker process
 // joining, PAUSE, RESUME, DROP of a paused transform nothing reads (defined
-// again after a later quiesce), TRUNCATE, a define under writes), each
+// again after a later quiesce), ALTER TRANSFORM of a running 1-1 transform
+// (a field added, or the one added before dropped), TRUNCATE, a define under
+// writes), each
 // followed by a quiesce where every target must equal its oracle.
 #pragma once
 
@@ -27,12 +29,14 @@ struct Fault {
     resume,
     truncate,
     define,
-    drop
+    drop,
+    alter
   };
   Kind kind = Kind::kill_worker;
   int at_percent = 0;  // fires once this share of the burst's writes is done
-  int target = 0;      // worker pick (kill), transform (pause/resume/define/drop), table (truncate)
-  WorkerSpec spec;     // the joining worker, or the replacement of a killed one
+  int target =
+      0;  // worker pick (kill), transform (pause/resume/define/drop/alter), table (truncate)
+  WorkerSpec spec;  // the joining worker, or the replacement of a killed one
   std::string describe(const Schema& schema, const Program& program) const;
 };
 

@@ -73,6 +73,14 @@ TEST_F(Halt, RevokedSelectOnASourceHaltsItsReaderAndWhatReadsThat) {
             std::string::npos)
       << down->capture_failure->error;
   EXPECT_FALSE(halted->drain_failure);
+  for (const auto& d : t->definitions()) {  // definitions() carry the halt too
+    if (d.target == "public.other_t") {
+      EXPECT_FALSE(d.halt);
+    } else {
+      ASSERT_TRUE(d.halt) << d.target;
+      EXPECT_EQ(d.status, "paused");
+    }
+  }
 
   // Everything else keeps flowing.
   sql("UPDATE other SET v = 42; INSERT INTO hs VALUES (51, 51)");
