@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
+#include "compile/drain_sql.hpp"
 
 namespace trellis::api {
 
@@ -21,16 +22,10 @@ int request_backfill(Trellis::Impl& impl, const std::string& table) {
   };
   auto source = impl.store.captured_table(*conn, schema, name);
   if (!source) throw not_read();
-  auto r = conn->exec(
-      fmt::format("UPDATE {} SET status = 'backfilling', build_phase = CASE WHEN build_phase = "
-                  "'awaiting_capture' THEN build_phase ELSE 'source' END, build_fields = NULL, "
-                  "build_cursor = NULL, build_sweep_target = true, build_rows_done = 0, "
-                  "build_owner_pid = NULL, "
-                  "build_owner_start = NULL, build_not_before = NULL, backfill_failure = NULL, "
-                  "updated_at = now() WHERE source_table_id = $1::int AND status IN "
-                  "('backfilling', 'live') RETURNING id",
-                  impl.store.table("transforms")),
-      {std::to_string(source->id)});
+  auto r = conn->exec(fmt::format("UPDATE {} SET {} WHERE source_table_id = $1::int AND status IN "
+                                  "('backfilling', 'live') RETURNING id",
+                                  impl.store.table("transforms"), compile::kRebuildInPlace),
+                      {std::to_string(source->id)});
   if (r.rows() == 0) throw not_read();
   impl.store.notify_work(*conn);
   return r.rows();

@@ -9,6 +9,7 @@
 
 #include <regex>
 
+#include "compile/drain_sql.hpp"
 #include "compile/shared_sql.hpp"
 #include "lang/validate.hpp"
 #include "pg/sql_error.hpp"
@@ -126,6 +127,16 @@ Widened widen_in_place(pg::Connection& conn, catalog::Store& store,
                     "updated_at = now() WHERE id = $1::int AND version = $3::int",
                     store.table("transforms")),
         {std::to_string(def.id), catalog::to_json(fresh).dump(), std::to_string(def.version)});
+    // Keys held because a value did not fit the narrower copy (22001 too
+    // long, 22003 out of range) fit now: they are let go and the transform
+    // is rebuilt in place, which re-derives them.
+    conn.exec(
+        fmt::format("WITH released AS (DELETE FROM {} WHERE transform_id = $1::int AND "
+                    "sqlstate IN ('22001', '22003') RETURNING 1) UPDATE {} SET {} WHERE id "
+                    "= $1::int AND status IN ('backfilling', 'live') AND EXISTS (SELECT 1 "
+                    "FROM released)",
+                    store.table("held_keys"), store.table("transforms"), compile::kRebuildInPlace),
+        {std::to_string(def.id)});
     txn.commit();
   } catch (const pg::SqlError& e) {
     if (e.sqlstate() != "55P03" || !conn.healthy()) throw;

@@ -7,6 +7,16 @@
 
 namespace trellis::compile {
 
+// The SET list of an UPDATE of transforms that rebuilds a running transform
+// in place: back to `backfilling`, every source key and every key its target
+// holds re-derived from the start (a build still awaiting capture keeps
+// waiting for it first).
+inline constexpr const char* kRebuildInPlace =
+    "status = 'backfilling', build_phase = CASE WHEN build_phase = 'awaiting_capture' THEN "
+    "build_phase ELSE 'source' END, build_fields = NULL, build_cursor = NULL, build_sweep_target "
+    "= true, build_rows_done = 0, build_owner_pid = NULL, build_owner_start = NULL, "
+    "build_not_before = NULL, backfill_failure = NULL, updated_at = now()";
+
 struct DrainSql {
   std::string claim_bucket;  // -> seg, bucket
   std::string check_bucket;  // $1 seg, $2 bucket: ownership; locks the claim row

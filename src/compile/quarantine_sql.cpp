@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "compile/drain_sql.hpp"
 #include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
 
@@ -73,13 +74,10 @@ QuarantineSql compile_quarantine(const std::string& cs) {
       "charges = 0 FROM tripped WHERE h.transform_id = $1::int AND h.column_name = $2::text "
       "RETURNING 1) UPDATE {0} SET paused_columns = paused_columns || jsonb_build_object($2::text, "
       "jsonb_build_object('since', now()::text, 'reason', 'quarantine', 'error', $3::text, "
-      "'sqlstate', $4::text)), version = version + 1, status = 'backfilling', build_phase = CASE "
-      "WHEN build_phase = 'awaiting_capture' THEN build_phase ELSE 'source' END, build_fields = "
-      "NULL, build_cursor = NULL, build_sweep_target = true, build_rows_done = 0, build_owner_pid "
-      "= NULL, build_owner_start = NULL, build_not_before = NULL, updated_at = now() FROM tripped "
-      "WHERE id = $1::int AND status IN ('backfilling', 'live') AND shape = 'one_to_one' "
-      "RETURNING (SELECT count(*) FROM let_go)",
-      transforms, held, kHeldKeysToTrip);
+      "'sqlstate', $4::text)), version = version + 1, {3} FROM tripped WHERE id = $1::int AND "
+      "status IN ('backfilling', 'live') AND shape = 'one_to_one' RETURNING (SELECT count(*) FROM "
+      "let_go)",
+      transforms, held, kHeldKeysToTrip, kRebuildInPlace);
   q.clear_column =
       fmt::format("DELETE FROM {} WHERE transform_id = $1::int AND column_name = $2::text", held);
   q.halt = fmt::format(
