@@ -46,6 +46,7 @@ Reconciler::Reconciler(catalog::Store& store, compile::RingShape ring)
 bool Reconciler::reconcile(pg::Connection& conn) {
   auto defs = store_.transforms(conn, "status <> 'paused'");
   bool started = false;
+  bool settled = true;
   std::set<int> captured;  // tables whose capture covers every reader's reads
   for (const auto& table : store_.captured_tables(conn)) {
     std::vector<catalog::TransformDef> readers;
@@ -56,9 +57,10 @@ bool Reconciler::reconcile(pg::Connection& conn) {
         waiting = waiting || d.status == "waiting_to_backfill";
       }
     if (readers.empty()) {
-      if (table.installed_signature) uninstall(conn, table);
+      if (table.installed_signature) settled = uninstall(conn, table) && settled;
       continue;
     }
+    if (waiting) settled = false;  // its build starts once the status moved
     auto reads = union_reads(readers);
     std::string signature = signature_of(table, reads);
     if (table.installed_signature == signature && !waiting) {
@@ -66,13 +68,24 @@ bool Reconciler::reconcile(pg::Connection& conn) {
       continue;
     }
     try {
-      if (install(conn, table, reads, signature, started)) captured.insert(table.id);
+      if (install(conn, table, reads, signature, started))
+        captured.insert(table.id);
+      else
+        settled = false;
     } catch (const pg::SqlError& e) {
       if (!conn.healthy()) throw;
       record_failure(conn, table, e.what());  // this table only; the others go on
+      settled = false;
     }
   }
-  return start_field_builds(conn, captured) || started;
+  started = start_field_builds(conn, captured) || started;
+  bool awaiting =
+      conn.exec(fmt::format("SELECT EXISTS (SELECT 1 FROM {} WHERE status = 'backfilling' AND "
+                            "build_phase = 'awaiting_capture')",
+                            store_.table("transforms")))
+          .get_bool(0, 0);
+  settled_ = settled && !awaiting;
+  return started;
 }
 
 // A field build may start once capture covers the fields' reads and every
@@ -166,7 +179,7 @@ void Reconciler::record_failure(pg::Connection& conn, const catalog::CapturedTab
             {std::to_string(table.id), table.schema + "." + table.name, error});
 }
 
-void Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& table) {
+bool Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& table) {
   // The triggers are on the table capture was installed on, which may have
   // been renamed since (and another table created under the old name).
   catalog::CapturedTable located = table;
@@ -188,11 +201,13 @@ void Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& t
                           store_.table("captured_tables")),
               {std::to_string(table.id)});
     txn.commit();
+    return true;
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
     if (e.sqlstate() != "55P03" && e.sqlstate() != "42P01")  // retried next tick
       spdlog::warn("removing capture from {}.{} failed: {}", located.schema, located.name,
                    e.what());
+    return false;
   }
 }
 

@@ -19,6 +19,10 @@ class Reconciler {
   Reconciler(catalog::Store& store, compile::RingShape ring);
   // Returns true when some transform started backfilling (drains should wake).
   bool reconcile(pg::Connection& conn);
+  // False when the last reconcile left work for a later one (a lock not had,
+  // a failed install or removal, a build waiting for capture or its fence):
+  // the staging worker then reconciles again even if the catalog is as it was.
+  bool settled() const { return settled_; }
 
  private:
   // Returns false when the lock could not be had (recorded as capture_wait);
@@ -27,13 +31,14 @@ class Reconciler {
                const std::vector<catalog::Column>& reads, const std::string& signature,
                bool& started);
   bool start_field_builds(pg::Connection& conn, const std::set<int>& captured);
-  void uninstall(pg::Connection& conn, const catalog::CapturedTable& table);
+  bool uninstall(pg::Connection& conn, const catalog::CapturedTable& table);  // false: retry
   void record_wait(pg::Connection& conn, const catalog::CapturedTable& table);
   void record_failure(pg::Connection& conn, const catalog::CapturedTable& table,
                       const std::string& error);
 
   catalog::Store& store_;
   compile::RingShape ring_;
+  bool settled_ = false;
 };
 
 }  // namespace trellis::capture

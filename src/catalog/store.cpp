@@ -101,6 +101,17 @@ int Store::ensure_captured_table(pg::Connection& conn, const std::string& schema
   return static_cast<int>(res.get_int(0, 0));
 }
 
+std::string Store::fingerprint(pg::Connection& conn) {
+  return conn
+      .exec(fmt::format(
+          "SELECT md5(coalesce((SELECT string_agg(id || ':' || status || ':' || version || ':' || "
+          "coalesce(build_phase, ''), ',' ORDER BY id) FROM {}), '') || '|' || "
+          "coalesce((SELECT string_agg(id || ':' || coalesce(md5(installed_signature), '') || ':' "
+          "|| relid, ',' ORDER BY id) FROM {}), ''))",
+          table("transforms"), table("captured_tables")))
+      .get(0, 0);
+}
+
 void Store::set_status(pg::Connection& conn, int transform_id, const std::string& status) {
   conn.exec(fmt::format("UPDATE {} SET status = $2, updated_at = now() WHERE id = $1::int",
                         table("transforms")),

@@ -35,6 +35,11 @@ class Store {
   int ensure_captured_table(pg::Connection& conn, const std::string& schema,
                             const std::string& name, const std::vector<Column>& key);
 
+  // A digest of what capture reconciliation depends on (each transform's
+  // id, status, version and build phase; each captured table's installed
+  // signature and oid): unchanged means a settled reconcile has nothing to do.
+  std::string fingerprint(pg::Connection& conn);
+
   void set_status(pg::Connection& conn, int transform_id, const std::string& status);
   // Wakes the drain threads of this instance.
   void notify_work(pg::Connection& conn);

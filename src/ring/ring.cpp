@@ -24,6 +24,20 @@ std::string Ring::slot_table(int64_t segment) const {
   return qualified(config_.schema, "ring_" + std::to_string(segment % config_.slots));
 }
 
+Ring::Probe Ring::probe(pg::Connection& conn) {
+  std::string slots;
+  for (int i = 0; i < config_.slots; ++i)
+    slots += fmt::format(" WHEN {} THEN EXISTS (SELECT 1 FROM {})", i,
+                         qualified(config_.schema, "ring_" + std::to_string(i)));
+  auto r = conn.exec(fmt::format(
+      "SELECT CASE a.seg % {0}{1} END, EXISTS (SELECT 1 FROM {2} s WHERE s.state NOT IN "
+      "('active', 'retired') OR (s.state = 'active' AND s.seg <> a.seg) OR (s.state = 'retired' "
+      "AND s.drained_at < now() - interval '10 minutes')) FROM (SELECT "
+      "pg_sequence_last_value({3}::regclass) AS seg) a",
+      config_.slots, slots, table("segments"), compile::literal(table("active_segment"))));
+  return {r.get_bool(0, 0), r.get_bool(0, 1)};
+}
+
 void Ring::recover(pg::Connection& conn) {
   // setval only when behind: it writes WAL, and this runs every tick.
   conn.exec(fmt::format(

@@ -21,6 +21,16 @@ class Ring {
  public:
   explicit Ring(RingConfig config);
 
+  // What one cheap statement says about the ring, so an idle tick does
+  // nothing more: whether the active segment's slot holds rows (a seal is
+  // due) and whether any segment is between active and retired, or the
+  // registry and the sequence disagree (recover, promote or retire has work).
+  struct Probe {
+    bool active_has_rows = false;
+    bool segments_in_flight = false;
+  };
+  Probe probe(pg::Connection& conn);
+
   // Re-publishes the registry's active segment and fences any sealed segment
   // left without a fence, so a crash or error between the seal steps loses
   // nothing. Run on staging start and before every seal.

@@ -114,6 +114,7 @@ void Runtime::staging_loop() {
   std::unique_ptr<pg::Connection> conn;
   int failures = 0;
   int64_t ticks = 0;
+  std::string reconciled;  // the catalog fingerprint the last reconcile saw
   while (!stopping_) {
     try {
       if (!staging_lock_ || !staging_lock_->healthy()) {
@@ -129,11 +130,22 @@ void Runtime::staging_loop() {
         register_worker(*conn, options_.schema, "staging");
       }
       if (ticks % kDriftEveryTicks == 0) drift.check(*conn);
-      bool started = reconciler.reconcile(*conn);
-      ring.recover(*conn);  // a seal interrupted by an error is completed first
-      ring.seal(*conn);
-      bool promoted = ring.promote_fenced(*conn) > 0;
-      ring.retire(*conn);
+      // An idle tick is two cheap reads: the catalog's fingerprint and the
+      // ring probe. Each part runs only when they say it has work.
+      bool started = false;
+      std::string fingerprint = store.fingerprint(*conn);
+      if (fingerprint != reconciled || !reconciler.settled()) {
+        started = reconciler.reconcile(*conn);
+        reconciled = fingerprint;
+      }
+      auto state = ring.probe(*conn);
+      bool promoted = false;
+      if (state.segments_in_flight || state.active_has_rows) {
+        ring.recover(*conn);  // a seal interrupted by an error is completed first
+        if (state.active_has_rows) ring.seal(*conn);
+        promoted = ring.promote_fenced(*conn) > 0;
+        ring.retire(*conn);
+      }
       if (started || promoted) store.notify_work(*conn);
       if (++ticks % 500 == 0) forget_dead_workers(*conn, options_.schema);
       failures = 0;
