@@ -4,7 +4,8 @@
 // source phase either starts the target sweep (after a RESUME, to drop rows
 // whose source rows went away) or marks the transform live. A chunk failing
 // with a data error is redone to find the failing key, which is charged
-// (apply/quarantine) instead of reported as a backfill failure.
+// (apply/quarantine) instead of reported as a backfill failure; one failing
+// with a privilege error halts the transform.
 #include "build/builder.hpp"
 
 #include <fmt/format.h>
@@ -35,6 +36,16 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
     spdlog::warn("build chunk of {} failed: {} ({})", def.target_name(), e.what(), e.sqlstate());
+    std::string what = "a build chunk of " + def.target_name();
+    auto halted = quarantine_.halt_failure(
+        conn, e,
+        [&]() -> std::optional<std::vector<apply::TransformWork>> {
+          auto chunk = fill_chunk(conn, def);
+          if (!chunk) return std::nullopt;
+          return std::vector<apply::TransformWork>{chunk->work};
+        },
+        what);
+    if (!halted.empty()) return true;  // paused: the build stops here
     auto charged = quarantine_.charge_failure(
         conn, e,
         [&]() -> std::optional<std::vector<apply::TransformWork>> {
@@ -42,7 +53,7 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
           if (!chunk || chunk->phase == "groups") return std::nullopt;  // groups carry no key
           return std::vector<apply::TransformWork>{chunk->work};
         },
-        std::nullopt, "a build chunk of " + def.target_name());
+        std::nullopt, what);
     if (charged && charged->held) return true;  // the chunk goes on at once without that key
     auto cursor = claim.get_opt(0, 2);
     std::string chunk =

@@ -154,9 +154,10 @@ std::vector<std::string> describe_status(const Status& s) {
                               s.paused_upstream_columns.size() == 1 ? "" : "s",
                               join(s.paused_upstream_columns)));
   for (const auto& c : s.paused_columns)
-    out.push_back(fmt::format("column {} is paused and keeps its last values; RESUME TRANSFORM "
-                              "{}.{} rebuilds it",
-                              c, s.target, c));
+    out.push_back(
+        fmt::format("column {} is paused and keeps its last values; RESUME TRANSFORM "
+                    "{}.{} rebuilds it",
+                    c, s.target, c));
   for (const auto& g : s.source_index_gaps)
     out.push_back(fmt::format("warning: no source index for {} on {}({}); run: {}", g.role, g.table,
                               join(g.columns), g.create_index));

@@ -38,8 +38,8 @@ class Halt : public TrellisTest {
         "(1, 1)");
     sql(fmt::format("ALTER TABLE hs OWNER TO {0}; ALTER TABLE other OWNER TO {0}", kRole));
   }
-  std::unique_ptr<Trellis> start_as_role() {
-    Options o = options(2);
+  std::unique_ptr<Trellis> start_as_role(int drain_threads = 2, bool staging = true) {
+    Options o = options(drain_threads, staging);
     o.url = as_role(url_, kRole);
     return Trellis::connect(o);
   }
@@ -99,6 +99,30 @@ TEST_F(Halt, RevokedSelectOnASourceHaltsItsReaderAndWhatReadsThat) {
   await_converged(*t);
   expect_oracle("hs_t");
   expect_oracle("hs_down");
+}
+
+// A build chunk refused for lack of a privilege halts the transform too,
+// instead of retrying forever as a backfill failure.
+TEST_F(Halt, RevokedPrivilegeOnTheTargetHaltsItsBuild) {
+  {
+    auto registering = start_as_role(0, false);  // defines only: nothing builds yet
+    registering->apply("TRANSFORM hs_t FROM hs SELECT v * 2 AS v2");
+  }
+  sql(fmt::format("REVOKE UPDATE ON hs_t FROM {}", kRole));
+  auto t = start_as_role();
+  await_status(*t, "hs_t", "paused");
+  auto s = t->status("hs_t");
+  ASSERT_TRUE(s->capture_failure);
+  EXPECT_EQ(s->capture_failure->kind, "halt");
+  EXPECT_NE(s->capture_failure->error.find("permission denied"), std::string::npos)
+      << s->capture_failure->error;
+  EXPECT_FALSE(s->backfill_failure);
+  sql("UPDATE hs SET v = v + 1 WHERE id = 3");  // writes keep succeeding
+  sql(fmt::format("GRANT UPDATE ON hs_t TO {}", kRole));
+  t->apply("RESUME TRANSFORM hs_t");
+  await_status(*t, "hs_t", "live");
+  await_converged(*t);
+  expect_oracle("hs_t");
 }
 
 }  // namespace trellis::test

@@ -29,8 +29,7 @@ TEST(CatalogOnlyWidening, NumericPrecisionAtTheSameScale) {
 TEST(CatalogOnlyWidening, OtherRetypesAreNot) {
   EXPECT_FALSE(is_catalog_only_widening("integer", "bigint"));
   EXPECT_FALSE(is_catalog_only_widening("real", "double precision"));
-  EXPECT_FALSE(is_catalog_only_widening("timestamp without time zone",
-                                        "timestamp with time zone"));
+  EXPECT_FALSE(is_catalog_only_widening("timestamp without time zone", "timestamp with time zone"));
   EXPECT_FALSE(is_catalog_only_widening("integer", "numeric(12,2)"));
 }
 
