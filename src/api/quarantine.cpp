@@ -30,16 +30,20 @@ catalog::TransformDef held_by(Trellis::Impl& impl, pg::Connection& conn,
 QuarantinePage sample_quarantined(Trellis::Impl& impl, const std::string& target, int limit,
                                   const std::string& cursor) {
   auto conn = impl.pool.acquire();
-  // "a.b" names transform a.b, or else field b of transform a: the keys that
-  // failed in that field.
+  // "a.b" names transform a.b, or else field b of transform a ("s.a.b":
+  // field b of transform s.a): the keys that failed in that field.
   pg::Param column;
+  std::string transform = target;
   auto [schema, table] = split_target(impl, target);
-  if (!impl.store.transform(*conn, schema, table) && target.find('.') != std::string::npos) {
-    auto dot = target.rfind('.');
-    if (auto def = impl.store.transform(*conn, impl.options.target_schema, target.substr(0, dot)))
+  auto dot = target.rfind('.');
+  if (!impl.store.transform(*conn, schema, table) && dot != std::string::npos) {
+    auto [owner_schema, owner] = split_target(impl, target.substr(0, dot));
+    if (impl.store.transform(*conn, owner_schema, owner)) {
       column = target.substr(dot + 1);
+      transform = target.substr(0, dot);
+    }
   }
-  auto def = held_by(impl, *conn, column ? target.substr(0, target.rfind('.')) : target);
+  auto def = held_by(impl, *conn, transform);
   auto sql = compile::compile_quarantine(impl.store.schema());
   auto r = conn->exec(sql.sample,
                       {std::to_string(def.id), std::to_string(std::max(limit, 0)), cursor, column});

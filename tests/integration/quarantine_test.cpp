@@ -190,6 +190,7 @@ TEST_F(Quarantine, FiveKeysFailingInOneFieldPauseJustThatField) {
     EXPECT_NE(k.error.find("division by zero"), std::string::npos);
   }
   EXPECT_TRUE(t->sample_quarantined("inv", 100).keys.empty());
+  EXPECT_EQ(t->sample_quarantined("public.inv.q", 100).keys.size(), failing.keys.size());
   sql("UPDATE src SET d = 5 WHERE id <= 6");
   t->apply("RESUME TRANSFORM inv.q");
   await_status(*t, "inv", "live");
