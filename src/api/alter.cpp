@@ -12,6 +12,7 @@
 
 #include "api/instance.hpp"
 #include "compile/one_to_one.hpp"
+#include "compile/sql_text.hpp"
 #include "lang/field_edit.hpp"
 #include "lang/validate.hpp"
 #include "pg/sql_error.hpp"
@@ -23,12 +24,6 @@ namespace {
 // How long the edit waits for the target's lock (readers of the target
 // queue behind it meanwhile).
 constexpr const char* kTargetLockTimeout = "2s";
-
-std::string names(const std::vector<std::string>& list) {
-  std::string out;
-  for (const auto& n : list) out += (out.empty() ? "\"" : ", \"") + n + "\"";
-  return out;
-}
 
 const catalog::Field* field_named(const catalog::TransformDef& def, const std::string& name) {
   for (const auto& f : def.fields)
@@ -55,32 +50,24 @@ void refuse_retyping(const catalog::TransformDef& before, const catalog::Transfo
 void refuse_dropping_read_columns(Trellis::Impl& impl, pg::Connection& conn,
                                   const catalog::TransformDef& def,
                                   const std::vector<std::string>& dropped) {
-  for (const auto& reader : impl.store.transforms(conn)) {
-    if (reader.source_schema != def.target_schema || reader.source_table != def.target_table)
-      continue;
+  for (const auto& reader : readers_of_target(impl, conn, def))
     for (const auto& c : reader.reads)
       if (std::find(dropped.begin(), dropped.end(), c.name) != dropped.end())
         throw Error(ErrorCode::validation,
                     fmt::format("field \"{}\" of {} is read by transform {}; change or drop that "
                                 "transform first",
                                 c.name, def.target_name(), reader.target_name()));
-  }
 }
 
 catalog::TransformDef load(Trellis::Impl& impl, pg::Connection& conn,
                            const lang::AlterTransformStmt& stmt) {
-  std::string schema = stmt.target.schema.value_or(impl.options.target_schema);
-  auto def = impl.store.transform(conn, schema, stmt.target.name);
-  if (!def)
-    throw Error(ErrorCode::not_found,
-                fmt::format("no transform named {}.{}; `trellis status` lists the transforms",
-                            schema, stmt.target.name));
-  if (def->shape != "one_to_one")
+  auto def = require_transform(impl, conn, stmt.target);
+  if (def.shape != "one_to_one")
     throw Error(ErrorCode::validation,
                 fmt::format("ALTER TRANSFORM changes 1-1 transforms only and {} groups its "
                             "source; to change it, PAUSE and DROP it and define it again",
-                            def->target_name()));
-  return *def;
+                            def.target_name()));
+  return def;
 }
 
 }  // namespace
@@ -93,9 +80,12 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
   Applied applied{"alter", def.target_name(), def.status, edit.added, edit.dropped, edit.altered};
   if (!edit.changed()) return applied;
   if (edit.edited.fields.empty())
-    throw Error(ErrorCode::validation,
-                fmt::format("ALTER would leave {} without fields ({} dropped); keep at least one",
-                            def.target_name(), names(edit.dropped)));
+    throw Error(
+        ErrorCode::validation,
+        fmt::format("ALTER would leave {} without fields ({} dropped); keep at least one",
+                    def.target_name(),
+                    compile::join<std::string>(
+                        edit.dropped, ", ", [](const std::string& n) { return "\"" + n + "\""; })));
   lang::ValidateContext ctx{impl.options.target_schema, true};
   auto fresh = lang::validate_transform(*conn, impl.store, edit.edited, ctx);
   refuse_retyping(def, fresh, edit.altered);

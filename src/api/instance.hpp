@@ -68,6 +68,23 @@ int request_backfill(Trellis::Impl& impl, const std::string& table);
 Token take_token(Trellis::Impl& impl);
 bool wait_converged(Trellis::Impl& impl, const Token& token, std::chrono::milliseconds timeout);
 
+// Naming transforms (api/addressing.cpp). `not_found` when there is none.
+catalog::TransformDef require_transform(Trellis::Impl& impl, pg::Connection& conn,
+                                        const lang::QualifiedName& name);
+catalog::TransformDef require_transform(Trellis::Impl& impl, pg::Connection& conn,
+                                        const std::string& target);  // "[schema.]table"
+// A transform, or one field of it (PAUSE/RESUME, sample_quarantined).
+struct Address {
+  catalog::TransformDef def;
+  std::optional<std::string> column;
+};
+Address locate(Trellis::Impl& impl, pg::Connection& conn, const lang::QualifiedName& target,
+               const std::optional<std::string>& column);
+Address locate(Trellis::Impl& impl, pg::Connection& conn, const std::string& dotted);
+// The transforms whose source is def's target.
+std::vector<catalog::TransformDef> readers_of_target(Trellis::Impl& impl, pg::Connection& conn,
+                                                     const catalog::TransformDef& def);
+
 // "schema.table" or "table" (in the target schema), split.
 std::pair<std::string, std::string> split_target(const Trellis::Impl& impl,
                                                  const std::string& target);

@@ -12,38 +12,11 @@
 
 namespace trellis::api {
 
-namespace {
-
-catalog::TransformDef held_by(Trellis::Impl& impl, pg::Connection& conn,
-                              const std::string& target) {
-  auto [schema, table] = split_target(impl, target);
-  auto def = impl.store.transform(conn, schema, table);
-  if (!def)
-    throw Error(ErrorCode::not_found,
-                fmt::format("no transform named {}.{}; `trellis status` lists the transforms",
-                            schema, table));
-  return *def;
-}
-
-}  // namespace
-
 QuarantinePage sample_quarantined(Trellis::Impl& impl, const std::string& target, int limit,
                                   const std::string& cursor) {
   auto conn = impl.pool.acquire();
-  // "a.b" names transform a.b, or else field b of transform a ("s.a.b":
-  // field b of transform s.a): the keys that failed in that field.
-  pg::Param column;
-  std::string transform = target;
-  auto [schema, table] = split_target(impl, target);
-  auto dot = target.rfind('.');
-  if (!impl.store.transform(*conn, schema, table) && dot != std::string::npos) {
-    auto [owner_schema, owner] = split_target(impl, target.substr(0, dot));
-    if (impl.store.transform(*conn, owner_schema, owner)) {
-      column = target.substr(dot + 1);
-      transform = target.substr(0, dot);
-    }
-  }
-  auto def = held_by(impl, *conn, transform);
+  // A field ("t.f") pages through the keys that failed in it.
+  auto [def, column] = locate(impl, *conn, target);
   auto sql = compile::compile_quarantine(impl.store.schema());
   auto r = conn->exec(sql.sample,
                       {std::to_string(def.id), std::to_string(std::max(limit, 0)), cursor, column});
@@ -59,7 +32,7 @@ QuarantinePage sample_quarantined(Trellis::Impl& impl, const std::string& target
 void release_key(Trellis::Impl& impl, const std::string& target, const std::string& table,
                  const std::string& key) {
   auto conn = impl.pool.acquire();
-  auto def = held_by(impl, *conn, target);
+  auto def = require_transform(impl, *conn, target);
   auto [schema, name] = split_target(impl, table);
   auto source = impl.store.captured_table(*conn, schema, name);
   if (!source || source->id != def.source_table_id)

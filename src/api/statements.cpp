@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
+#include "compile/drain_sql.hpp"
 #include "compile/quarantine_sql.hpp"
 #include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
@@ -16,40 +17,6 @@ namespace {
 
 std::string target_of(const Trellis::Impl& impl, const lang::QualifiedName& name) {
   return name.schema.value_or(impl.options.target_schema) + "." + name.name;
-}
-
-catalog::TransformDef require_transform(Trellis::Impl& impl, pg::Connection& conn,
-                                        const lang::QualifiedName& name) {
-  auto def =
-      impl.store.transform(conn, name.schema.value_or(impl.options.target_schema), name.name);
-  if (!def)
-    throw Error(ErrorCode::not_found,
-                fmt::format("no transform named {}; `trellis status` lists the transforms",
-                            target_of(impl, name)));
-  return *def;
-}
-
-// What PAUSE/RESUME name: a transform, or one column of a transform. `a.b`
-// is transform b in schema a when there is one, else column b of transform a.
-struct Address {
-  catalog::TransformDef def;
-  std::optional<std::string> column;
-};
-
-Address locate(Trellis::Impl& impl, pg::Connection& conn, lang::QualifiedName target,
-               const std::optional<std::string>& column) {
-  if (column && !target.schema && impl.store.transform(conn, target.name, *column))
-    return {require_transform(impl, conn, {target.name, *column}), std::nullopt};
-  return {require_transform(impl, conn, target), column};
-}
-
-std::vector<catalog::TransformDef> readers_of_target(Trellis::Impl& impl, pg::Connection& conn,
-                                                     const catalog::TransformDef& def) {
-  std::vector<catalog::TransformDef> out;
-  for (auto& d : impl.store.transforms(conn))
-    if (d.source_schema == def.target_schema && d.source_table == def.target_table)
-      out.push_back(d);
-  return out;
 }
 
 void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::TransformDef& def) {
@@ -87,9 +54,8 @@ Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt) {
   auto conn = impl.pool.acquire();
   auto [def, column] = locate(impl, *conn, stmt.target, stmt.column);
   if (column) return pause_column(impl, def, *column);
-  conn->exec(fmt::format("UPDATE {} SET status = 'paused', build_owner_pid = NULL, "
-                         "build_owner_start = NULL, updated_at = now() WHERE id = $1::int",
-                         impl.store.table("transforms")),
+  conn->exec(fmt::format("UPDATE {} SET {} WHERE id = $1::int", impl.store.table("transforms"),
+                         compile::kPause),
              {std::to_string(def.id)});
   return {"pause", def.target_name(), "paused"};
 }

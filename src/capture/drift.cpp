@@ -10,6 +10,7 @@
 #include <set>
 
 #include "capture/widen.hpp"
+#include "compile/drain_sql.hpp"
 #include "compile/sql_text.hpp"
 #include "lang/introspect.hpp"
 
@@ -152,11 +153,10 @@ int DriftWatch::check(pg::Connection& conn) {
                                 {"columns", finding->columns},
                                 {"error", finding->error}};
       auto r = conn.exec(
-          fmt::format("UPDATE {} SET status = 'paused', build_owner_pid = NULL, build_owner_start "
-                      "= NULL, capture_failure = $2::jsonb || jsonb_build_object('detected_at', "
-                      "now()::text), updated_at = now() WHERE id = $1::int AND status IN "
-                      "('backfilling', 'live')",
-                      store_.table("transforms")),
+          fmt::format("UPDATE {} SET {}, capture_failure = $2::jsonb || "
+                      "jsonb_build_object('detected_at', now()::text) WHERE id = $1::int AND "
+                      "status IN ('backfilling', 'live')",
+                      store_.table("transforms"), compile::kPause),
           {std::to_string(d->id), failure.dump()});
       if (r.affected() == 0) continue;
       ++paused;

@@ -17,6 +17,11 @@ inline constexpr const char* kRebuildInPlace =
     "= true, build_rows_done = 0, build_owner_pid = NULL, build_owner_start = NULL, "
     "build_not_before = NULL, backfill_failure = NULL, updated_at = now()";
 
+// The SET list that pauses a transform (PAUSE, a drift pause, a halt): the
+// status, and any build claim let go so the build does not go on.
+inline constexpr const char* kPause =
+    "status = 'paused', build_owner_pid = NULL, build_owner_start = NULL, updated_at = now()";
+
 struct DrainSql {
   std::string claim_bucket;  // -> seg, bucket
   std::string check_bucket;  // $1 seg, $2 bucket: ownership; locks the claim row

@@ -84,14 +84,14 @@ QuarantineSql compile_quarantine(const std::string& cs) {
       "WITH RECURSIVE down(id, upstream) AS (SELECT $1::int, NULL::text UNION SELECT r.id, "
       "u.target_schema || '.' || u.target_table FROM down JOIN {0} u ON u.id = down.id JOIN {1} c "
       "ON c.table_schema = u.target_schema AND c.table_name = u.target_table JOIN {0} r ON "
-      "r.source_table_id = c.id) UPDATE {0} t SET status = 'paused', build_owner_pid = NULL, "
-      "build_owner_start = NULL, updated_at = now(), capture_failure = jsonb_build_object('kind', "
+      "r.source_table_id = c.id) UPDATE {0} t SET {2}, capture_failure = "
+      "jsonb_build_object('kind', "
       "'halt', 'table', (SELECT c.table_schema || '.' || c.table_name FROM {1} c WHERE c.id = "
       "t.source_table_id), 'columns', '[]'::jsonb, 'error', CASE WHEN down.upstream IS NULL THEN "
       "$2::text ELSE 'upstream transform ' || down.upstream || ' halted: ' || $2::text END, "
       "'sqlstate', $3::text, 'detected_at', now()::text) FROM down WHERE t.id = down.id AND "
       "t.status <> 'paused' RETURNING t.target_schema || '.' || t.target_table",
-      transforms, qualified(cs, "captured_tables"));
+      transforms, qualified(cs, "captured_tables"), kPause);
   q.sample = fmt::format(
       "SELECT c.table_schema || '.' || c.table_name, to_jsonb(h.key)::text, h.charges, h.error, "
       "h.sqlstate, h.held_at::text, to_jsonb(ARRAY[h.tbl::text] || h.key)::text FROM {0} h JOIN "

@@ -106,16 +106,20 @@ class Runner {
     }
   }
 
-  // Applies a Trellis statement, retrying while the server restarts; when
-  // a retry finds the statement already took effect it is done.
-  void apply(const std::string& statement, const std::function<bool()>& done) {
+  // Applies a Trellis statement, retrying while the server restarts (and,
+  // when `retry_conflicts`, while a concurrent edit or a lock on the target
+  // refuses it); when a retry finds the statement already took effect it is
+  // done.
+  void apply(const std::string& statement, const std::function<bool()>& done,
+             bool retry_conflicts = false) {
     for (int attempt = 0;; ++attempt) {
       try {
         api_->apply(statement);
         return;
       } catch (const Error& e) {
         bool transient = e.code() == ErrorCode::connectivity || e.code() == ErrorCode::timeout ||
-                         e.code() == ErrorCode::internal;
+                         e.code() == ErrorCode::internal ||
+                         (retry_conflicts && e.code() == ErrorCode::conflict);
         if (attempt > 0 && done()) return;
         if (!transient || attempt >= 20) throw StepFailure{statement + " failed: " + e.what()};
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -162,19 +166,9 @@ class Runner {
     std::string statement =
         "ALTER TRANSFORM " + tr.name +
         (drop ? " DROP gen_added" : " ADD (" + first_column + " IS NULL) AS gen_added");
-    for (int attempt = 0;; ++attempt) {
-      try {
-        api_->apply(statement);
-        break;
-      } catch (const Error& e) {
-        // A concurrent edit, a lock held on the target or a restart: tried
-        // again (the edit is idempotent).
-        bool again = e.code() == ErrorCode::conflict || e.code() == ErrorCode::connectivity ||
-                     e.code() == ErrorCode::timeout || e.code() == ErrorCode::internal;
-        if (!again || attempt >= 20) throw StepFailure{statement + " failed: " + e.what()};
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    }
+    // The edit is idempotent: a retry after it took effect changes nothing.
+    apply(
+        statement, [] { return false; }, true);
     if (drop)
       altered_.erase(t);
     else
