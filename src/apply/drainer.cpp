@@ -1,4 +1,5 @@
-// The drain page (DESIGN §4.3). Per page, in one transaction: lock the claim,
+// The drain page (DESIGN §4.3). A claim is one bucket of a segment, or several
+// of its small buckets at once. Per page, in one transaction: lock the claim,
 // gather up to page_cap distinct keys past the bucket's cursor into the page
 // table, re-derive every reader of those tables (each without the keys it
 // holds in quarantine), advance the cursor (and mark the bucket done on the
@@ -24,33 +25,34 @@ Drainer::Drainer(catalog::Store& store, const ring::Ring& ring, DrainConfig conf
       quarantine_(store.schema()) {}
 
 bool Drainer::drain_one(pg::Connection& conn) {
-  auto claim = conn.exec(sql_.claim_bucket);
-  if (claim.rows() == 0) return false;
-  std::string seg = claim.get(0, 0), bucket = claim.get(0, 1);
+  auto claimed = conn.exec(sql_.claim_bucket, {std::to_string(config_.page_cap)});
+  if (claimed.rows() == 0) return false;
+  Claim claim{claimed.get(0, 0), "{", claimed.rows()};
+  for (int i = 0; i < claimed.rows(); ++i) claim.buckets += (i ? "," : "") + claimed.get(i, 1);
+  claim.buckets += "}";
+  std::string what = fmt::format("segment {} buckets {}", claim.seg, claim.buckets);
   for (;;) {
     try {
-      while (!drain_page(conn, seg, bucket)) {
+      while (!drain_page(conn, claim)) {
       }
       return true;
     } catch (const pg::SqlError& e) {
       if (!conn.healthy()) throw;
-      spdlog::warn("drain of segment {} bucket {} failed: {} ({})", seg, bucket, e.what(),
-                   e.sqlstate());
+      spdlog::warn("drain of {} failed: {} ({})", what, e.what(), e.sqlstate());
       Quarantine::Refill refill = [&]() -> std::optional<std::vector<TransformWork>> {
-        auto page = fill_page(conn, seg, bucket);
+        auto page = fill_page(conn, claim);
         if (!page) return std::nullopt;
         return page->work;
       };
-      std::string what = fmt::format("segment {} bucket {}", seg, bucket);
       if (!quarantine_.halt_failure(conn, e, refill, what).empty())
         continue;  // the page goes on without the halted transforms
-      auto charged = quarantine_.charge_failure(conn, e, refill, seg, what);
+      auto charged = quarantine_.charge_failure(conn, e, refill, claim.seg, what);
       if (!charged) {
-        record_failure(conn, seg, bucket, e.what(), e.sqlstate());
+        record_failure(conn, claim, e.what(), e.sqlstate());
       } else if (charged->held) {
         continue;  // the page goes on without that key
       } else {     // retried shortly, and charged again if it still fails
-        conn.exec(sql_.retry_bucket, {seg, bucket, std::to_string(charged->retry_ms)});
+        conn.exec(sql_.retry_bucket, {claim.seg, claim.buckets, std::to_string(charged->retry_ms)});
       }
       return true;
     }
@@ -58,18 +60,21 @@ bool Drainer::drain_one(pg::Connection& conn) {
 }
 
 // Fills the page inside the open transaction: nothing when the claim is lost.
-std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const std::string& seg,
-                                                const std::string& bucket) {
-  int slot = static_cast<int>(std::stoll(seg) % ring_.config().slots);
-  if (conn.exec(sql_.check_bucket, {seg, bucket}).rows() == 0) return std::nullopt;
-  auto first =
-      conn.pipeline({{sql_.truncated_tables[slot], {seg, bucket}},
-                     {sql_.fill_page[slot], {seg, bucket, std::to_string(config_.page_cap)}}});
-  std::set<int> truncated = pg::parse_int_array(first[0].get(0, 0));
+std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Claim& claim) {
+  int slot = static_cast<int>(std::stoll(claim.seg) % ring_.config().slots);
+  auto held = conn.exec(sql_.check_bucket, {claim.seg, claim.buckets});
+  if (held.rows() < claim.count) return std::nullopt;
+  std::set<int> truncated;
+  for (int i = 0; i < held.rows(); ++i) {
+    auto ids = pg::parse_int_array(held.get(i, 0));
+    truncated.insert(ids.begin(), ids.end());
+  }
+  const auto& fill_sql = claim.count == 1 ? sql_.fill_page[slot] : sql_.fill_pages[slot];
+  auto fill = conn.exec(fill_sql, {claim.seg, claim.buckets, std::to_string(config_.page_cap)});
   Page page;
-  page.cursor = first[1].get_opt(0, 1);
-  page.last = first[1].get_int(0, 0) < config_.page_cap;
-  page.tables = pg::parse_int_array(first[1].get(0, 2));
+  page.cursor = fill.get_opt(0, 1);
+  page.last = fill.get_int(0, 0) < config_.page_cap;
+  page.tables = pg::parse_int_array(fill.get(0, 2));
   page.tables.insert(truncated.begin(), truncated.end());
   if (page.tables.empty()) return page;
   std::vector<Statement> all_keys;
@@ -86,29 +91,27 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const std:
   return page;
 }
 
-// Returns true when the bucket is done.
-bool Drainer::drain_page(pg::Connection& conn, const std::string& seg, const std::string& bucket) {
+// Returns true when the claim is done.
+bool Drainer::drain_page(pg::Connection& conn, const Claim& claim) {
   pg::Transaction txn(conn);
-  auto page = fill_page(conn, seg, bucket);
+  auto page = fill_page(conn, claim);
   if (!page) return true;  // lost the claim
   std::vector<Statement> stmts;
   for (const auto& w : page->work) quarantine_.append_hidden(w.transform_id, w.steps, stmts);
-  stmts.push_back(
-      {sql_.finish_page,
-       {seg, bucket, page->cursor, page->last ? "true" : "false", page->feeds ? "true" : "false"}});
+  stmts.push_back({sql_.finish_page,
+                   {claim.seg, claim.buckets, page->cursor, page->last ? "true" : "false",
+                    page->feeds ? "true" : "false"}});
   conn.pipeline(stmts);
   txn.commit();
   if (!page->tables.empty()) conn.exec(sql_.clear_drain_failure, {pg::int_array(page->tables)});
   return page->last;
 }
 
-void Drainer::record_failure(pg::Connection& conn, const std::string& seg,
-                             const std::string& bucket, const std::string& error,
+void Drainer::record_failure(pg::Connection& conn, const Claim& claim, const std::string& error,
                              const std::string& sqlstate) {
-  int slot = static_cast<int>(std::stoll(seg) % ring_.config().slots);
-  conn.exec(sql_.fail_bucket, {seg, bucket});
+  conn.exec(sql_.fail_bucket, {claim.seg, claim.buckets});
   if (pg::classify_sqlstate(sqlstate) == pg::FailureClass::transient) return;  // charge nothing
-  auto tables = conn.exec(sql_.bucket_tables[slot], {bucket});
+  auto tables = conn.exec(sql_.bucket_tables, {claim.seg, claim.buckets});
   conn.exec(sql_.record_drain_failure, {tables.get(0, 0), error, sqlstate});
 }
 

@@ -1,5 +1,6 @@
-// Drains one claimed (segment, bucket): pages of distinct keys, each page
-// re-derived for every reader transform and marked in one transaction (I4).
+// Drains one claim (a segment's bucket, or several small buckets of one
+// segment together): pages of distinct keys, each page re-derived for every
+// reader transform and marked in one transaction (I4).
 #pragma once
 
 #include <optional>
@@ -38,12 +39,18 @@ class Drainer {
     std::vector<TransformWork> work;  // per reader, in lock order (I5)
   };
 
-  std::optional<Page> fill_page(pg::Connection& conn, const std::string& seg,
-                                const std::string& bucket);
-  bool drain_page(pg::Connection& conn, const std::string& seg, const std::string& bucket);
+  // The claimed buckets of one segment; `buckets` is their int2[] literal.
+  struct Claim {
+    std::string seg;
+    std::string buckets;
+    int count = 0;
+  };
 
-  void record_failure(pg::Connection& conn, const std::string& seg, const std::string& bucket,
-                      const std::string& error, const std::string& sqlstate);
+  std::optional<Page> fill_page(pg::Connection& conn, const Claim& claim);
+  bool drain_page(pg::Connection& conn, const Claim& claim);
+
+  void record_failure(pg::Connection& conn, const Claim& claim, const std::string& error,
+                      const std::string& sqlstate);
 
   catalog::Store& store_;
   const ring::Ring& ring_;

@@ -29,49 +29,67 @@ DrainSql compile_drain(const std::string& cs, int slots) {
   std::string buckets = qualified(cs, "buckets");
   std::string transforms = qualified(cs, "transforms");
   std::string active = literal(qualified(cs, "active_segment")) + "::regclass";
+  // Claims the first claimable bucket and, when that one starts fresh, the
+  // fresh buckets after it in the same segment while their ring rows fit in
+  // one page ($1): a small segment (the steady state, one tick of writes) is
+  // drained as one page rather than one per bucket. A bucket past its first
+  // page is claimed alone, so the buckets of a claim always share a cursor.
   s.claim_bucket = fmt::format(
-      "UPDATE {0} b SET (owner_pid, owner_start) = ({1}) FROM (SELECT c.seg, c.bucket FROM {0} c "
-      "WHERE NOT c.done AND (c.not_before IS NULL OR c.not_before <= now()) AND (c.owner_pid IS "
-      "NULL OR c.owner_pid = pg_backend_pid() OR {2}) ORDER BY c.seg, c.bucket LIMIT 1 FOR UPDATE "
-      "SKIP LOCKED) pick "
-      "WHERE b.seg = pick.seg AND b.bucket = pick.bucket RETURNING b.seg, b.bucket",
+      "WITH cand AS (SELECT c.seg, c.bucket, c.cursor, c.ring_rows FROM {0} c WHERE NOT c.done "
+      "AND (c.not_before IS NULL OR c.not_before <= now()) AND (c.owner_pid IS NULL OR "
+      "c.owner_pid = pg_backend_pid() OR {2}) ORDER BY c.seg, c.bucket LIMIT 256 FOR UPDATE SKIP "
+      "LOCKED), ranked AS (SELECT seg, bucket, cursor IS NULL AS fresh, row_number() OVER w AS n, "
+      "sum(coalesce(ring_rows, $1::int + 1)) OVER w AS run, first_value(seg) OVER w AS first_seg, "
+      "first_value(cursor IS NULL) OVER w AS first_fresh FROM cand WINDOW w AS (ORDER BY seg, "
+      "bucket)), pick AS (SELECT seg, bucket FROM ranked WHERE n = 1 OR (seg = first_seg AND "
+      "first_fresh AND fresh AND run <= $1::int)) "
+      "UPDATE {0} b SET (owner_pid, owner_start) = ({1}) FROM pick WHERE b.seg = pick.seg AND "
+      "b.bucket = pick.bucket RETURNING b.seg, b.bucket",
       buckets, kMe, owner_dead("c.owner_pid", "c.owner_start"));
+  // The truncated tables matter only to a bucket's first page.
   s.check_bucket = fmt::format(
-      "SELECT 1 FROM {} WHERE seg = $1::bigint AND bucket = $2::int2 AND owner_pid = "
-      "pg_backend_pid() AND NOT done FOR UPDATE",
+      "SELECT CASE WHEN cursor IS NULL THEN truncated END FROM {} WHERE seg = $1::bigint AND "
+      "bucket = ANY($2::int2[]) AND owner_pid = pg_backend_pid() AND NOT done FOR UPDATE",
       buckets);
+  s.bucket_tables = fmt::format(
+      "SELECT array_agg(DISTINCT t) FROM {}, unnest(tables) t WHERE seg = $1::bigint AND bucket = "
+      "ANY($2::int2[])",
+      buckets);
+  // Keys in (bucket, ck) order past the cursor: for one bucket, an ordered
+  // scan of the slot's page index when the segment was large enough to get
+  // one (ring/ring.cpp), else a scan and sort. ck = [tbl] || key identifies a
+  // row's key, so DISTINCT ON (ck) is the distinct keys.
   for (int slot = 0; slot < slots; ++slot) {
     std::string ring = qualified(cs, "ring_" + std::to_string(slot));
     std::string cursor = fmt::format(
-        "(SELECT cursor FROM {} WHERE seg = $1::bigint AND bucket = $2::int2)", buckets);
-    s.truncated_tables.push_back(fmt::format(
-        "SELECT array_agg(DISTINCT tbl) FROM {} WHERE bucket = $2::int2 AND op = 't' AND {} IS "
-        "NULL AND $1::bigint IS NOT NULL",
-        ring, cursor));
-    s.fill_page.push_back(fmt::format(
-        "WITH pick AS (SELECT DISTINCT r.tbl, r.key, ARRAY[r.tbl::text] || r.key AS ck FROM {0} r "
-        "WHERE r.bucket = $2::int2 AND r.key IS NOT NULL AND array_position(r.key, NULL) IS NULL "
-        "AND ({1} IS NULL OR ARRAY[r.tbl::text] || r.key > {1}) ORDER BY ck LIMIT $3::int), "
-        "ins AS (INSERT INTO {2} (tbl, key) SELECT tbl, key FROM pick ON CONFLICT DO NOTHING) "
-        "SELECT count(*), max(ck), array_agg(DISTINCT tbl) FROM pick",
-        ring, cursor, kPageTable));
-    s.bucket_tables.push_back(
-        fmt::format("SELECT array_agg(DISTINCT tbl) FROM {} WHERE bucket = $1::int2", ring));
+        "coalesce((SELECT max(cursor) FROM {} WHERE seg = $1::bigint AND bucket = "
+        "ANY($2::int2[])), '{{}}'::text[])",
+        buckets);
+    auto fill = [&](const char* bucket_match) {
+      return fmt::format(
+          "WITH pick AS (SELECT DISTINCT ON (ck) tbl, key, {3} AS ck FROM {0} WHERE {5} AND {4} "
+          "AND {3} > {1} ORDER BY ck LIMIT $3::int), ins AS (INSERT INTO {2} (tbl, key) SELECT "
+          "tbl, key FROM pick ON CONFLICT DO NOTHING) SELECT count(*), max(ck), "
+          "array_agg(DISTINCT tbl) FROM pick",
+          ring, cursor, kPageTable, kRingPageKey, kRingKeyUsable, bucket_match);
+    };
+    s.fill_page.push_back(fill("bucket = ($2::int2[])[1]"));  // an equality: index order
+    s.fill_pages.push_back(fill("bucket = ANY($2::int2[])"));
   }
   s.finish_page = fmt::format(
       "UPDATE {} SET cursor = $3::text[], done = $4::bool, attempts = 0, not_before = NULL, "
       "into_seg = CASE WHEN $5::bool THEN greatest(into_seg, pg_sequence_last_value({})) ELSE "
       "into_seg END "
-      "WHERE seg = $1::bigint AND bucket = $2::int2",
+      "WHERE seg = $1::bigint AND bucket = ANY($2::int2[])",
       buckets, active);
   s.fail_bucket = fmt::format(
       "UPDATE {} SET owner_pid = NULL, owner_start = NULL, attempts = attempts + 1, "
       "not_before = now() + least(interval '100 ms' * power(2, least(attempts, 6)), "
-      "interval '5 s') WHERE seg = $1::bigint AND bucket = $2::int2",
+      "interval '5 s') WHERE seg = $1::bigint AND bucket = ANY($2::int2[])",
       buckets);
   s.retry_bucket = fmt::format(
       "UPDATE {} SET owner_pid = NULL, owner_start = NULL, not_before = now() + $3::int * "
-      "interval '1 ms' WHERE seg = $1::bigint AND bucket = $2::int2",
+      "interval '1 ms' WHERE seg = $1::bigint AND bucket = ANY($2::int2[])",
       buckets);
   s.record_drain_failure = fmt::format(
       "UPDATE {} SET drain_failure = jsonb_build_object('table', (SELECT table_schema || '.' || "

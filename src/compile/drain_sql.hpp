@@ -22,25 +22,37 @@ inline constexpr const char* kRebuildInPlace =
 inline constexpr const char* kPause =
     "status = 'paused', build_owner_pid = NULL, build_owner_start = NULL, updated_at = now()";
 
+// A ring row's key as drains order it ([tbl] || key), and the condition
+// that it has a usable key (not a TRUNCATE sentinel, no NULL part). The
+// slot's page index (ring/ring.cpp) is on exactly these expressions, so the
+// page fill can read it in order.
+// Unqualified, since an index expression cannot name an alias.
+inline constexpr const char* kRingPageKey = "(ARRAY[tbl::text] || key)";
+inline constexpr const char* kRingKeyUsable =
+    "key IS NOT NULL AND array_position(key, NULL) IS NULL";
+
+// Claimed buckets are passed as $2, an int2[] of the claim's buckets.
 struct DrainSql {
-  std::string claim_bucket;  // -> seg, bucket
-  std::string check_bucket;  // $1 seg, $2 bucket: ownership; locks the claim row
-  // Indexed by ring slot:
-  std::vector<std::string> truncated_tables;  // $1 seg, $2 bucket -> int[] truncated (first page)
-  std::vector<std::string> fill_page;  // $1 seg, $2 bucket, $3 cap -> (count, last cursor, tables)
-  std::vector<std::string> bucket_tables;  // $1 bucket -> int[] table ids in the bucket
-  std::string finish_page;           // $1 seg, $2 bucket, $3 cursor, $4 done, $5 fed downstream
-  std::string fail_bucket;           // $1 seg, $2 bucket: release with backoff
-  std::string retry_bucket;          // $1 seg, $2 bucket, $3 ms: release, retry after $3 ms
-  std::string record_drain_failure;  // $1 int[] tables, $2 error, $3 sqlstate
-  std::string clear_drain_failure;   // $1 int[] tables
-  std::string claim_build;           // -> id, build_phase, build_cursor, build_sweep_target
-  std::string check_build;           // $1 id, $2 version -> phase, cursor, sweep, fields
-  std::string advance_build;         // $1 id, $2 cursor
-  std::string next_build_phase;      // $1 id, $2 the next phase (target | groups)
-  std::string finish_build;          // $1 id: live
-  std::string fail_build;            // $1 id, $2 error json
-  std::string retry_build;           // $1 id, $2 error json, $3 ms: release, retry after $3 ms
+  std::string claim_bucket;  // $1 page cap -> (seg, bucket) per claimed bucket
+  // $1 seg, $2 buckets: ownership, locking the claim rows -> per bucket, the
+  // tables truncated (first page only)
+  std::string check_bucket;
+  std::string bucket_tables;  // $1 seg, $2 buckets -> int[] table ids in them
+  // Indexed by ring slot; $1 seg, $2 buckets, $3 cap -> (count, last cursor, tables):
+  std::vector<std::string> fill_page;   // a claim of one bucket
+  std::vector<std::string> fill_pages;  // a claim of several
+  std::string finish_page;              // $1 seg, $2 buckets, $3 cursor, $4 done, $5 fed downstream
+  std::string fail_bucket;              // $1 seg, $2 buckets: release with backoff
+  std::string retry_bucket;             // $1 seg, $2 buckets, $3 ms: release, retry after $3 ms
+  std::string record_drain_failure;     // $1 int[] tables, $2 error, $3 sqlstate
+  std::string clear_drain_failure;      // $1 int[] tables
+  std::string claim_build;              // -> id, build_phase, build_cursor, build_sweep_target
+  std::string check_build;              // $1 id, $2 version -> phase, cursor, sweep, fields
+  std::string advance_build;            // $1 id, $2 cursor
+  std::string next_build_phase;         // $1 id, $2 the next phase (target | groups)
+  std::string finish_build;             // $1 id: live
+  std::string fail_build;               // $1 id, $2 error json
+  std::string retry_build;              // $1 id, $2 error json, $3 ms: release, retry after $3 ms
 };
 
 DrainSql compile_drain(const std::string& catalog_schema, int slots);

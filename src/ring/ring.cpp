@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "compile/drain_sql.hpp"
 #include "compile/sql_text.hpp"
 #include "pg/sql_error.hpp"
 
@@ -82,6 +83,37 @@ bool Ring::seal(pg::Connection& conn) {
   return true;
 }
 
+// A slot larger than this gets a page index when its segment is promoted: with
+// it each drain page reads its keys in order instead of scanning the slot, so
+// draining a large backlog is not quadratic in the segment's size. Small
+// segments (the steady state, ~one tick of writes) are cheaper to scan than to
+// index. The index exists only while the segment is immutable (fenced) and is
+// dropped when the slot is truncated, so captured writes never maintain it.
+constexpr int64_t kPageIndexMinBytes = 2 << 20;
+
+std::string Ring::page_index(int64_t segment) const {
+  return "ring_" + std::to_string(segment % config_.slots) + "_page";
+}
+
+void Ring::index_large_slot(pg::Connection& conn, int64_t segment) {
+  conn.exec("SAVEPOINT trellis_page_index");
+  try {
+    conn.exec("SET LOCAL lock_timeout = '50ms'");
+    bool large =
+        conn.exec(fmt::format("SELECT pg_relation_size($1::regclass) >= {}", kPageIndexMinBytes),
+                  {slot_table(segment)})
+            .get_bool(0, 0);
+    if (large)
+      conn.exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} (bucket, {}) WHERE {}",
+                            ident(page_index(segment)), slot_table(segment), compile::kRingPageKey,
+                            compile::kRingKeyUsable));
+    conn.exec("RELEASE SAVEPOINT trellis_page_index");
+  } catch (const pg::SqlError& e) {
+    if (e.failure_class() != pg::FailureClass::transient) throw;
+    conn.exec("ROLLBACK TO SAVEPOINT trellis_page_index");  // drains scan the slot instead
+  }
+}
+
 int Ring::promote_fenced(pg::Connection& conn) {
   auto fenced =
       conn.exec(fmt::format("SELECT seg FROM {} WHERE state = 'sealed' AND fence IS NOT NULL AND "
@@ -89,11 +121,15 @@ int Ring::promote_fenced(pg::Connection& conn) {
                             table("segments")));
   for (int i = 0; i < fenced.rows(); ++i) {
     std::string seg = fenced.get(i, 0);
+    int64_t segment = std::stoll(seg);
     pg::Transaction txn(conn);
-    auto listed = conn.exec(fmt::format("INSERT INTO {} (seg, bucket) SELECT $1::bigint, b.bucket "
-                                        "FROM (SELECT DISTINCT bucket FROM {}) b",
-                                        table("buckets"), slot_table(std::stoll(seg))),
-                            {seg});
+    index_large_slot(conn, segment);
+    auto listed = conn.exec(
+        fmt::format("INSERT INTO {} (seg, bucket, tables, truncated, ring_rows) SELECT $1::bigint, "
+                    "bucket, array_agg(DISTINCT tbl), array_agg(DISTINCT tbl) FILTER (WHERE op = "
+                    "'t'), count(*) FROM {} GROUP BY bucket",
+                    table("buckets"), slot_table(segment)),
+        {seg});
     conn.exec(fmt::format("UPDATE {} SET state = $2 WHERE seg = $1::bigint", table("segments")),
               {seg, listed.affected() > 0 ? "ready" : "drained"});
     txn.commit();
@@ -116,6 +152,7 @@ int Ring::retire(pg::Connection& conn) {
     try {
       pg::Transaction txn(conn);
       conn.exec("SET LOCAL lock_timeout = '50ms'");
+      conn.exec("DROP INDEX IF EXISTS " + qualified(config_.schema, page_index(std::stoll(seg))));
       conn.exec("TRUNCATE " + slot_table(std::stoll(seg)));
       conn.exec(
           fmt::format("UPDATE {} SET state = 'retired' WHERE seg = $1::bigint", table("segments")),

@@ -48,6 +48,10 @@ class Ring {
 
  private:
   std::string table(const char* name) const;
+  std::string page_index(int64_t segment) const;  // the slot's page index name
+  // Inside the promote transaction: indexes the segment's slot for drain pages
+  // when it is large (see ring.cpp); a lock not granted at once skips it.
+  void index_large_slot(pg::Connection& conn, int64_t segment);
   RingConfig config_;
 };
 

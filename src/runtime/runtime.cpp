@@ -28,6 +28,10 @@ constexpr int kBuckets = 16;
 // Schema drift is checked every this many staging ticks (about once a second
 // at the default tick).
 constexpr int kDriftEveryTicks = 10;
+// After a seal, the fence is looked at again this many times, this far apart,
+// before the tick ends (see staging_loop).
+constexpr int kPromoteRetries = 5;
+constexpr std::chrono::milliseconds kPromoteRetryWait{4};
 
 std::string hostname() {
   char buf[256] = {0};
@@ -142,8 +146,15 @@ void Runtime::staging_loop() {
       bool promoted = false;
       if (state.segments_in_flight || state.active_has_rows) {
         ring.recover(*conn);  // a seal interrupted by an error is completed first
-        if (state.active_has_rows) ring.seal(*conn);
+        bool sealed = state.active_has_rows && ring.seal(*conn);
         promoted = ring.promote_fenced(*conn) > 0;
+        // A segment just sealed is fenced as soon as the writers that were
+        // running at the seal end, usually within milliseconds: look again
+        // shortly rather than a whole tick later.
+        for (int i = 0; sealed && !promoted && i < kPromoteRetries; ++i) {
+          if (!sleep_for(kPromoteRetryWait)) break;
+          promoted = ring.promote_fenced(*conn) > 0;
+        }
         ring.retire(*conn);
       }
       if (started || promoted) store.notify_work(*conn);

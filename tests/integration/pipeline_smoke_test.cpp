@@ -49,3 +49,39 @@ TEST_F(PipelineSmoke, RequestBackfillRebuildsTamperedTargetsInPlace) {
 }
 
 }  // namespace trellis::test
+
+namespace trellis::test {
+
+// A segment holding a large backlog (one 60k-row UPDATE) gets a page index on
+// its slot when it is promoted, so drain pages read keys in order instead of
+// scanning the slot; the index is gone once the slot is retired, so captured
+// writes never maintain it. Small segments (the live steady state) get none.
+TEST_F(PipelineSmoke, LargeSegmentGetsAPageIndexUntilItsSlotIsRetired) {
+  auto page_indexes = [&] {
+    return query("SELECT count(*) FROM pg_indexes WHERE indexname ~ '^ring_[0-9]+_page$'")
+        .get_int(0, 0);
+  };
+  sql("CREATE TABLE big (id int PRIMARY KEY, v int);"
+      "INSERT INTO big SELECT g, g FROM generate_series(1, 60000) g");
+  auto t = start();
+  t->apply("TRANSFORM big_view FROM big SELECT v + 1 AS w");
+  await_status(*t, "big_view", "live");
+  sql("UPDATE big SET v = v + 1 WHERE id <= 10");
+  await_converged(*t);
+  EXPECT_EQ(page_indexes(), 0) << "a small segment needs no index";
+  t.reset();
+
+  auto staging = start(0);  // seals and promotes; nothing drains
+  sql("UPDATE big SET v = v * 3");
+  EXPECT_TRUE(eventually([&] { return page_indexes() == 1; }, std::chrono::seconds(30)))
+      << "the promoted 60k-row segment was not indexed";
+  staging.reset();
+
+  t = start(2);
+  await_converged(*t);
+  expect_oracle("big_view");
+  EXPECT_TRUE(eventually([&] { return page_indexes() == 0; }, std::chrono::seconds(30)))
+      << "the page index outlived its segment";
+}
+
+}  // namespace trellis::test
