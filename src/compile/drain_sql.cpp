@@ -65,13 +65,18 @@ DrainSql compile_drain(const std::string& cs, int slots) {
         "coalesce((SELECT max(cursor) FROM {} WHERE seg = $1::bigint AND bucket = "
         "ANY($2::int2[])), '{{}}'::text[])",
         buckets);
+    // A key with a NULL part names no row: it counts toward the page (so
+    // the cursor passes it) but is not re-derived. That filter is applied
+    // after the LIMIT so the planner's row estimate for the scan stays
+    // high enough for it to read the index in order.
     auto fill = [&](const char* bucket_match) {
       return fmt::format(
           "WITH pick AS (SELECT DISTINCT ON (ck) tbl, key, {3} AS ck FROM {0} WHERE {5} AND {4} "
-          "AND {3} > {1} ORDER BY ck LIMIT $3::int), ins AS (INSERT INTO {2} (tbl, key) SELECT "
-          "tbl, key FROM pick ON CONFLICT DO NOTHING) SELECT count(*), max(ck), "
-          "array_agg(DISTINCT tbl) FROM pick",
-          ring, cursor, kPageTable, kRingPageKey, kRingKeyUsable, bucket_match);
+          "AND {3} > {1} ORDER BY ck LIMIT $3::int), usable AS (SELECT tbl, key FROM pick WHERE "
+          "array_position(key, NULL) IS NULL), ins AS (INSERT INTO {2} (tbl, key) SELECT tbl, "
+          "key FROM usable ON CONFLICT DO NOTHING) SELECT (SELECT count(*) FROM pick), (SELECT "
+          "max(ck) FROM pick), (SELECT array_agg(DISTINCT tbl) FROM usable)",
+          ring, cursor, kPageTable, kRingPageKey, kRingHasKey, bucket_match);
     };
     s.fill_page.push_back(fill("bucket = ($2::int2[])[1]"));  // an equality: index order
     s.fill_pages.push_back(fill("bucket = ANY($2::int2[])"));

@@ -22,14 +22,12 @@ inline constexpr const char* kRebuildInPlace =
 inline constexpr const char* kPause =
     "status = 'paused', build_owner_pid = NULL, build_owner_start = NULL, updated_at = now()";
 
-// A ring row's key as drains order it ([tbl] || key), and the condition
-// that it has a usable key (not a TRUNCATE sentinel, no NULL part). The
-// slot's page index (ring/ring.cpp) is on exactly these expressions, so the
-// page fill can read it in order.
-// Unqualified, since an index expression cannot name an alias.
+// A ring row's key as drains order it ([tbl] || key), and the condition that
+// the row carries a key (a TRUNCATE sentinel does not). The slot's page index
+// (ring/ring.cpp) is on exactly these expressions, so the page fill can read
+// it in order. Unqualified, since an index expression cannot name an alias.
 inline constexpr const char* kRingPageKey = "(ARRAY[tbl::text] || key)";
-inline constexpr const char* kRingKeyUsable =
-    "key IS NOT NULL AND array_position(key, NULL) IS NULL";
+inline constexpr const char* kRingHasKey = "key IS NOT NULL";
 
 // Claimed buckets are passed as $2, an int2[] of the claim's buckets.
 struct DrainSql {

@@ -103,10 +103,14 @@ void Ring::index_large_slot(pg::Connection& conn, int64_t segment) {
         conn.exec(fmt::format("SELECT pg_relation_size($1::regclass) >= {}", kPageIndexMinBytes),
                   {slot_table(segment)})
             .get_bool(0, 0);
-    if (large)
+    if (large) {
       conn.exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} (bucket, {}) WHERE {}",
                             ident(page_index(segment)), slot_table(segment), compile::kRingPageKey,
-                            compile::kRingKeyUsable));
+                            compile::kRingHasKey));
+      // Slots are never auto-analyzed; without statistics the planner
+      // guesses a bucket holds a few dozen rows and sorts them all per page.
+      conn.exec("ANALYZE " + slot_table(segment));
+    }
     conn.exec("RELEASE SAVEPOINT trellis_page_index");
   } catch (const pg::SqlError& e) {
     if (e.failure_class() != pg::FailureClass::transient) throw;

@@ -9,22 +9,11 @@ ALTER TABLE @schema@.buckets
 
 -- Buckets listed before this migration: summarise them from their slots.
 UPDATE @schema@.buckets b SET tables = s.tables, truncated = s.truncated, ring_rows = s.n
-  FROM (SELECT bucket, array_agg(DISTINCT tbl) AS tables,
+  FROM (SELECT slot, bucket, array_agg(DISTINCT tbl) AS tables,
                array_agg(DISTINCT tbl) FILTER (WHERE op = 't') AS truncated, count(*) AS n
-          FROM @schema@.ring_0 GROUP BY bucket) s
- WHERE b.seg % 4 = 0 AND b.bucket = s.bucket;
-UPDATE @schema@.buckets b SET tables = s.tables, truncated = s.truncated, ring_rows = s.n
-  FROM (SELECT bucket, array_agg(DISTINCT tbl) AS tables,
-               array_agg(DISTINCT tbl) FILTER (WHERE op = 't') AS truncated, count(*) AS n
-          FROM @schema@.ring_1 GROUP BY bucket) s
- WHERE b.seg % 4 = 1 AND b.bucket = s.bucket;
-UPDATE @schema@.buckets b SET tables = s.tables, truncated = s.truncated, ring_rows = s.n
-  FROM (SELECT bucket, array_agg(DISTINCT tbl) AS tables,
-               array_agg(DISTINCT tbl) FILTER (WHERE op = 't') AS truncated, count(*) AS n
-          FROM @schema@.ring_2 GROUP BY bucket) s
- WHERE b.seg % 4 = 2 AND b.bucket = s.bucket;
-UPDATE @schema@.buckets b SET tables = s.tables, truncated = s.truncated, ring_rows = s.n
-  FROM (SELECT bucket, array_agg(DISTINCT tbl) AS tables,
-               array_agg(DISTINCT tbl) FILTER (WHERE op = 't') AS truncated, count(*) AS n
-          FROM @schema@.ring_3 GROUP BY bucket) s
- WHERE b.seg % 4 = 3 AND b.bucket = s.bucket;
+          FROM (SELECT 0 AS slot, * FROM @schema@.ring_0
+                UNION ALL SELECT 1, * FROM @schema@.ring_1
+                UNION ALL SELECT 2, * FROM @schema@.ring_2
+                UNION ALL SELECT 3, * FROM @schema@.ring_3) r
+         GROUP BY slot, bucket) s
+ WHERE b.seg % 4 = s.slot AND b.bucket = s.bucket;
