@@ -27,9 +27,9 @@ Drainer::Drainer(catalog::Store& store, const ring::Ring& ring, DrainConfig conf
 bool Drainer::drain_one(pg::Connection& conn) {
   auto claimed = conn.exec(sql_.claim_bucket, {std::to_string(config_.page_cap)});
   if (claimed.rows() == 0) return false;
-  Claim claim{claimed.get(0, 0), "{", claimed.rows()};
-  for (int i = 0; i < claimed.rows(); ++i) claim.buckets += (i ? "," : "") + claimed.get(i, 1);
-  claim.buckets += "}";
+  std::set<int> buckets;
+  for (int i = 0; i < claimed.rows(); ++i) buckets.insert(static_cast<int>(claimed.get_int(i, 1)));
+  Claim claim{claimed.get(0, 0), pg::int_array(buckets), claimed.rows()};
   std::string what = fmt::format("segment {} buckets {}", claim.seg, claim.buckets);
   for (;;) {
     try {

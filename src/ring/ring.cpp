@@ -96,21 +96,20 @@ std::string Ring::page_index(int64_t segment) const {
 }
 
 void Ring::index_large_slot(pg::Connection& conn, int64_t segment) {
+  bool large =
+      conn.exec(fmt::format("SELECT pg_relation_size($1::regclass) >= {}", kPageIndexMinBytes),
+                {slot_table(segment)})
+          .get_bool(0, 0);
+  if (!large) return;  // the usual case: one statement, no savepoint
   conn.exec("SAVEPOINT trellis_page_index");
   try {
     conn.exec("SET LOCAL lock_timeout = '50ms'");
-    bool large =
-        conn.exec(fmt::format("SELECT pg_relation_size($1::regclass) >= {}", kPageIndexMinBytes),
-                  {slot_table(segment)})
-            .get_bool(0, 0);
-    if (large) {
-      conn.exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} (bucket, {}) WHERE {}",
-                            ident(page_index(segment)), slot_table(segment), compile::kRingPageKey,
-                            compile::kRingHasKey));
-      // Slots are never auto-analyzed; without statistics the planner
-      // guesses a bucket holds a few dozen rows and sorts them all per page.
-      conn.exec("ANALYZE " + slot_table(segment));
-    }
+    conn.exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} (bucket, {}) WHERE {}",
+                          ident(page_index(segment)), slot_table(segment), compile::kRingPageKey,
+                          compile::kRingHasKey));
+    // Slots are never auto-analyzed; without statistics the planner guesses
+    // a bucket holds a few dozen rows and sorts them all per page.
+    conn.exec("ANALYZE " + slot_table(segment));
     conn.exec("RELEASE SAVEPOINT trellis_page_index");
   } catch (const pg::SqlError& e) {
     if (e.failure_class() != pg::FailureClass::transient) throw;
