@@ -38,24 +38,35 @@ std::string images(const std::string& transition) {
   return fmt::format("(SELECT to_jsonb(__row.*) AS __j FROM {} __row) __r", transition);
 }
 
+// Keys an UPDATE changed as far as any reader can see. Each new image counts
+// +1 and each old image -1, grouped by key and the columns readers read: a
+// group that does not cancel out is an image that differs, so its key (old or
+// new, which covers an update that moves a key) is staged. Values compare as
+// JSON text, so an update that only changes how a value is written (numeric
+// 1 -> 1.00) still counts as a change. One pass over each transition table and
+// one hash aggregate: the statement most single-row updates pay for.
+std::string updated_keys(const catalog::CapturedTable& t, const std::vector<Column>& reads) {
+  std::string columns = encode_key_from_json(t.key, "__r.__j");
+  for (const auto& c : reads) columns += fmt::format(", (__r.__j -> {})::text", literal(c.name));
+  std::string positions = "1";
+  for (size_t i = 2; i <= reads.size() + 1; ++i) positions += fmt::format(", {}", i);
+  std::string both = fmt::format(
+      "SELECT __r.__j, 1 AS __w FROM {} UNION ALL SELECT __r.__j, -1 FROM {}",
+      images("__trellis_new"), images("__trellis_old"));
+  return fmt::format(
+      "SELECT d.k FROM (SELECT {} FROM ({}) __r GROUP BY {} HAVING sum(__r.__w) <> 0) AS d(k) "
+      "GROUP BY d.k",
+      columns, both, positions);
+}
+
 // SELECT producing (tbl, key, bucket, op) rows for one event.
 std::string staged_rows(const catalog::CapturedTable& t, const std::vector<Column>& reads,
                         const RingShape& ring, const std::string& event) {
-  std::string key = encode_key_from_json(t.key, "__r.__j");
-  std::string keys;
-  if (event == "ins" || event == "del") {
-    keys = fmt::format("SELECT {} AS k FROM {}", key,
-                       images(event == "ins" ? "__trellis_new" : "__trellis_old"));
-  } else {
-    std::string cols;
-    // Compared as JSON text, so an update that only changes how a value is
-    // written (numeric 1 -> 1.00) still counts as a change.
-    for (const auto& c : reads) cols += fmt::format(", (__r.__j -> {})::text", literal(c.name));
-    std::string n = fmt::format("SELECT {}{} FROM {}", key, cols, images("__trellis_new"));
-    std::string o = fmt::format("SELECT {}{} FROM {}", key, cols, images("__trellis_old"));
-    keys = fmt::format("SELECT DISTINCT d.k FROM (({} EXCEPT {}) UNION ALL ({} EXCEPT {})) AS d(k)",
-                       n, o, o, n);
-  }
+  std::string keys =
+      event == "upd"
+          ? updated_keys(t, reads)
+          : fmt::format("SELECT {} AS k FROM {}", encode_key_from_json(t.key, "__r.__j"),
+                        images(event == "ins" ? "__trellis_new" : "__trellis_old"));
   return fmt::format("SELECT {}, c.k, {}, '{}' FROM ({}) c", t.id, bucket_of("c.k", ring.buckets),
                      event[0] == 'i' ? 'i' : (event[0] == 'd' ? 'd' : 'u'), keys);
 }
@@ -68,8 +79,10 @@ std::string dollar_quote(const std::string& body) {
   return tag + "\n" + body + tag;
 }
 
-// The body dispatches on the active segment's slot with static INSERTs, so
-// each branch keeps a cached plan.
+// The body takes the transaction's xid before it reads the active slot (the
+// fence relies on that order); an assignment, not PERFORM, so plpgsql runs it
+// as a simple expression instead of a query. It then dispatches on the slot
+// with static INSERTs, so each branch keeps a cached plan.
 std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
                          const std::string& event, const std::string& rows) {
   std::string branches;
@@ -78,8 +91,8 @@ std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
                             s == 0 ? "IF" : "ELSIF", ring.slots, s, ring_table(ring, s), rows);
   }
   std::string body = fmt::format(
-      "DECLARE s bigint;\nBEGIN\n"
-      "  PERFORM pg_current_xact_id();\n"
+      "DECLARE s bigint;\n  x xid8;\nBEGIN\n"
+      "  x := pg_current_xact_id();\n"
       "  s := pg_sequence_last_value({});\n{}  END IF;\n  RETURN NULL;\nEND\n",
       literal(qualified(ring.catalog_schema, "active_segment")) + "::regclass", branches);
   return fmt::format(
