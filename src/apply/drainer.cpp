@@ -25,7 +25,7 @@ Drainer::Drainer(catalog::Store& store, const ring::Ring& ring, DrainConfig conf
       quarantine_(store.schema()) {}
 
 bool Drainer::drain_one(pg::Connection& conn) {
-  auto claimed = conn.exec(sql_.claim_bucket, {std::to_string(config_.page_cap)});
+  auto claimed = conn.exec_prepared(sql_.claim_bucket, {std::to_string(config_.page_cap)});
   if (claimed.rows() == 0) return false;
   std::set<int> buckets;
   for (int i = 0; i < claimed.rows(); ++i) buckets.insert(static_cast<int>(claimed.get_int(i, 1)));
@@ -62,7 +62,7 @@ bool Drainer::drain_one(pg::Connection& conn) {
 // Fills the page inside the open transaction: nothing when the claim is lost.
 std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Claim& claim) {
   int slot = static_cast<int>(std::stoll(claim.seg) % ring_.config().slots);
-  auto held = conn.exec(sql_.check_bucket, {claim.seg, claim.buckets});
+  auto held = conn.exec_prepared(sql_.check_bucket, {claim.seg, claim.buckets});
   if (held.rows() < claim.count) return std::nullopt;
   std::set<int> truncated;
   for (int i = 0; i < held.rows(); ++i) {
@@ -103,6 +103,7 @@ bool Drainer::drain_page(pg::Connection& conn, const Claim& claim) {
                     page->feeds ? "true" : "false"}});
   conn.pipeline(stmts);
   txn.commit();
+  fed_downstream_ = fed_downstream_ || page->feeds;
   if (!page->tables.empty()) conn.exec(sql_.clear_drain_failure, {pg::int_array(page->tables)});
   return page->last;
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "apply/quarantine.hpp"
 #include "apply/rederive.hpp"
@@ -29,8 +30,13 @@ class Drainer {
   // recorded as drain_failure on the readers; they are not rethrown unless
   // the connection is lost.
   bool drain_one(pg::Connection& conn);
+  // True (once) after a committed page wrote to a target that is itself
+  // captured: the next hop's keys are waiting in the active slot.
+  bool take_fed_downstream() { return std::exchange(fed_downstream_, false); }
 
  private:
+  bool fed_downstream_ = false;
+
   struct Page {
     std::optional<std::string> cursor;
     bool last = true;

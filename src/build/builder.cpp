@@ -25,12 +25,12 @@ Builder::Builder(catalog::Store& store, int ring_slots, BuildConfig config)
       quarantine_(store.schema()) {}
 
 bool Builder::build_one_chunk(pg::Connection& conn) {
-  auto claim = conn.exec(sql_.claim_build);
+  auto claim = conn.exec_prepared(sql_.claim_build);
   if (claim.rows() == 0) return false;
   int id = static_cast<int>(claim.get_int(0, 0));
-  auto defs = store_.transforms(conn, "id = " + std::to_string(id));
-  if (defs.empty()) return true;
-  const auto& def = defs.front();
+  auto found = store_.transform_by_id(conn, id);
+  if (!found) return true;
+  const auto& def = *found;
   try {
     run_chunk(conn, def);
   } catch (const pg::SqlError& e) {

@@ -20,7 +20,7 @@ std::string Store::work_channel() const {
 
 std::vector<TransformDef> Store::read(pg::Connection& conn, const std::string& where,
                                       const std::vector<pg::Param>& params) {
-  auto res = conn.exec(
+  auto res = conn.exec_prepared(
       fmt::format("SELECT id, version, status, source_table_id, statement, definition::text, "
                   "EXISTS (SELECT 1 FROM {} c WHERE c.table_schema = t.target_schema AND "
                   "c.table_name = t.target_table AND c.installed_signature IS NOT NULL), "
@@ -60,12 +60,18 @@ std::vector<TransformDef> Store::active_readers(pg::Connection& conn, const std:
               {pg::int_array(tables)});
 }
 
+std::optional<TransformDef> Store::transform_by_id(pg::Connection& conn, int id) {
+  auto found = read(conn, "id = $1::int", {std::to_string(id)});
+  if (found.empty()) return std::nullopt;
+  return found.front();
+}
+
 std::vector<CapturedTable> Store::captured_tables(pg::Connection& conn) {
-  auto res =
-      conn.exec(fmt::format("SELECT id, table_schema, table_name, key_columns::text, "
-                            "installed_signature, relid::bigint, installed_digest FROM {} ORDER "
-                            "BY id",
-                            table("captured_tables")));
+  auto res = conn.exec_prepared(
+      fmt::format("SELECT id, table_schema, table_name, key_columns::text, "
+                  "installed_signature, relid::bigint, installed_digest FROM {} ORDER "
+                  "BY id",
+                  table("captured_tables")));
   std::vector<CapturedTable> out;
   for (int i = 0; i < res.rows(); ++i) {
     CapturedTable t;
@@ -103,7 +109,7 @@ int Store::ensure_captured_table(pg::Connection& conn, const std::string& schema
 
 std::string Store::fingerprint(pg::Connection& conn) {
   return conn
-      .exec(fmt::format(
+      .exec_prepared(fmt::format(
           "SELECT md5(coalesce((SELECT string_agg(id || ':' || status || ':' || version || ':' || "
           "coalesce(build_phase, ''), ',' ORDER BY id) FROM {}), '') || '|' || "
           "coalesce((SELECT string_agg(id || ':' || coalesce(md5(installed_signature), '') || ':' "

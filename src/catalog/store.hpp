@@ -20,10 +20,13 @@ class Store {
   const std::string& schema() const { return schema_; }
   std::string table(const std::string& name) const;  // "schema"."name"
 
+  // `status_filter_sql` is a fixed condition (its text keys a prepared
+  // statement), never one built from values.
   std::vector<TransformDef> transforms(pg::Connection& conn,
                                        const std::string& status_filter_sql = "true");
   std::optional<TransformDef> transform(pg::Connection& conn, const std::string& target_schema,
                                         const std::string& target_table);
+  std::optional<TransformDef> transform_by_id(pg::Connection& conn, int id);
   // Transforms a drain must re-derive for (built or being built) among those
   // reading `tables` (captured-table ids), in id order.
   std::vector<TransformDef> active_readers(pg::Connection& conn, const std::set<int>& tables);

@@ -50,9 +50,9 @@ std::string updated_keys(const catalog::CapturedTable& t, const std::vector<Colu
   for (const auto& c : reads) columns += fmt::format(", (__r.__j -> {})::text", literal(c.name));
   std::string positions = "1";
   for (size_t i = 2; i <= reads.size() + 1; ++i) positions += fmt::format(", {}", i);
-  std::string both = fmt::format(
-      "SELECT __r.__j, 1 AS __w FROM {} UNION ALL SELECT __r.__j, -1 FROM {}",
-      images("__trellis_new"), images("__trellis_old"));
+  std::string both =
+      fmt::format("SELECT __r.__j, 1 AS __w FROM {} UNION ALL SELECT __r.__j, -1 FROM {}",
+                  images("__trellis_new"), images("__trellis_old"));
   return fmt::format(
       "SELECT d.k FROM (SELECT {} FROM ({}) __r GROUP BY {} HAVING sum(__r.__w) <> 0) AS d(k) "
       "GROUP BY d.k",
@@ -63,10 +63,9 @@ std::string updated_keys(const catalog::CapturedTable& t, const std::vector<Colu
 std::string staged_rows(const catalog::CapturedTable& t, const std::vector<Column>& reads,
                         const RingShape& ring, const std::string& event) {
   std::string keys =
-      event == "upd"
-          ? updated_keys(t, reads)
-          : fmt::format("SELECT {} AS k FROM {}", encode_key_from_json(t.key, "__r.__j"),
-                        images(event == "ins" ? "__trellis_new" : "__trellis_old"));
+      event == "upd" ? updated_keys(t, reads)
+                     : fmt::format("SELECT {} AS k FROM {}", encode_key_from_json(t.key, "__r.__j"),
+                                   images(event == "ins" ? "__trellis_new" : "__trellis_old"));
   return fmt::format("SELECT {}, c.k, {}, '{}' FROM ({}) c", t.id, bucket_of("c.k", ring.buckets),
                      event[0] == 'i' ? 'i' : (event[0] == 'd' ? 'd' : 'u'), keys);
 }

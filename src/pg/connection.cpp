@@ -122,17 +122,47 @@ Connection::~Connection() {
   PQfinish(conn_);
 }
 
-Result Connection::exec(std::string_view sql, const std::vector<Param>& params) {
-  std::string text(sql);
-  ParamArrays arrays(params);
-  PGresult* res = PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
-                               arrays.values.data(), nullptr, nullptr, 0);
+Result Connection::take_result(PGresult* res) {
   if (!result_ok(res)) {
     auto err = error_from_result(conn_, res);
     PQclear(res);
     fail(err);
   }
   return Result(res);
+}
+
+Result Connection::exec(std::string_view sql, const std::vector<Param>& params) {
+  std::string text(sql);
+  ParamArrays arrays(params);
+  return take_result(PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
+                                  arrays.values.data(), nullptr, nullptr, 0));
+}
+
+Result Connection::exec_prepared(std::string_view sql, const std::vector<Param>& params) {
+  std::string text(sql);
+  auto it = prepared_.find(text);
+  if (it == prepared_.end()) {
+    if (prepared_.size() >= kPreparedCap) {
+      take_result(PQexec(conn_, "DEALLOCATE ALL"));
+      prepared_.clear();
+    }
+    // Names are never reused, so a statement forgotten after an error below
+    // cannot collide with a later one.
+    std::string name = fmt::format("trellis_{}", ++prepared_serial_);
+    take_result(
+        PQprepare(conn_, name.c_str(), text.c_str(), static_cast<int>(params.size()), nullptr));
+    it = prepared_.emplace(std::move(text), std::move(name)).first;
+  }
+  ParamArrays arrays(params);
+  try {
+    return take_result(PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(params.size()),
+                                      arrays.values.data(), nullptr, nullptr, 0));
+  } catch (const SqlError& e) {
+    // "cached plan must not change result type": a table it reads changed
+    // shape under it. Prepare afresh on the next call.
+    if (e.sqlstate() == "0A000") prepared_.erase(it);
+    throw;
+  }
 }
 
 void Connection::exec_script(std::string_view sql) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 struct pg_conn;
@@ -62,6 +63,13 @@ class Connection {
 
   // Runs one statement (optionally with text parameters). Throws pg::SqlError.
   Result exec(std::string_view sql, const std::vector<Param>& params = {});
+  // Runs a statement whose text never changes (a poll, a claim, a catalog
+  // read) through a named prepared statement made on its first use on this
+  // connection: repeats skip parsing and, once PostgreSQL settles on a
+  // generic plan, planning. Not for statements whose best plan depends on
+  // their parameters. At most kPreparedCap are kept per connection.
+  Result exec_prepared(std::string_view sql, const std::vector<Param>& params = {});
+  static constexpr size_t kPreparedCap = 64;
   // Runs a script of several statements with no parameters (simple protocol).
   void exec_script(std::string_view sql);
 
@@ -88,8 +96,11 @@ class Connection {
  private:
   explicit Connection(pg_conn* conn);
   [[noreturn]] void fail(const SqlError& err);
+  Result take_result(pg_result* res);
   pg_conn* conn_;
   bool broken_ = false;
+  std::unordered_map<std::string, std::string> prepared_;  // SQL text -> statement name
+  int64_t prepared_serial_ = 0;
 };
 
 // RAII transaction: BEGIN on construction, ROLLBACK unless commit() was called.

@@ -30,7 +30,7 @@ Ring::Probe Ring::probe(pg::Connection& conn) {
   for (int i = 0; i < config_.slots; ++i)
     slots += fmt::format(" WHEN {} THEN EXISTS (SELECT 1 FROM {})", i,
                          qualified(config_.schema, "ring_" + std::to_string(i)));
-  auto r = conn.exec(fmt::format(
+  auto r = conn.exec_prepared(fmt::format(
       "SELECT CASE a.seg % {0}{1} END, EXISTS (SELECT 1 FROM {2} s WHERE s.state NOT IN "
       "('active', 'retired') OR (s.state = 'active' AND s.seg <> a.seg) OR (s.state = 'retired' "
       "AND s.drained_at < now() - interval '10 minutes')) FROM (SELECT "

@@ -1,7 +1,9 @@
 // Worker loops. The staging worker ticks (reconcile capture, seal, promote
 // fenced segments, retire) and notifies drains when work appears; drain
 // threads claim buckets first and build chunks second, and sleep on LISTEN
-// with a polling floor when there is nothing to do.
+// with a polling floor when there is nothing to do. A drain page that feeds a
+// chain's next hop wakes this process's staging worker early, so each hop
+// does not wait out a whole tick.
 #include "runtime/runtime.hpp"
 
 #include <fmt/format.h>
@@ -22,6 +24,11 @@ namespace trellis {
 
 namespace {
 
+// An idle drain thread sleeps on LISTEN: the staging worker notifies when it
+// promotes a segment and the API when a build starts. The floor bounds how
+// late a bucket whose retry time came (quarantine retries are ~100 ms apart),
+// or a claim left by a dead worker, is picked up; its polls are prepared
+// statements, so an idle poll costs the server a few tens of microseconds.
 constexpr std::chrono::milliseconds kPollFloor{250};
 constexpr int kSlots = 4;
 constexpr int kBuckets = 16;
@@ -32,6 +39,9 @@ constexpr int kDriftEveryTicks = 10;
 // before the tick ends (see staging_loop).
 constexpr int kPromoteRetries = 5;
 constexpr std::chrono::milliseconds kPromoteRetryWait{4};
+// A drain page that wrote to a captured target (a chain's next hop) asks the
+// staging worker of this process for an early tick, at most this often.
+constexpr std::chrono::milliseconds kMinTickGap{20};
 
 std::string hostname() {
   char buf[256] = {0};
@@ -110,6 +120,21 @@ bool Runtime::sleep_for(std::chrono::milliseconds d) {
   return !stopping_;
 }
 
+bool Runtime::sleep_until_tick(std::chrono::milliseconds d) {
+  std::unique_lock lock(mutex_);
+  wake_.wait_for(lock, d, [this] { return stopping_.load() || tick_requested_; });
+  tick_requested_ = false;
+  return !stopping_;
+}
+
+void Runtime::request_tick() {
+  {
+    std::lock_guard lock(mutex_);
+    tick_requested_ = true;
+  }
+  wake_.notify_all();
+}
+
 void Runtime::staging_loop() {
   catalog::Store store(options_.schema);
   ring::Ring ring({options_.schema, kSlots, kBuckets});
@@ -120,6 +145,7 @@ void Runtime::staging_loop() {
   int64_t ticks = 0;
   std::string reconciled;  // the catalog fingerprint the last reconcile saw
   while (!stopping_) {
+    auto tick_start = std::chrono::steady_clock::now();
     try {
       if (!staging_lock_ || !staging_lock_->healthy()) {
         if (!acquire_staging_lock()) {  // another process took over meanwhile
@@ -166,7 +192,13 @@ void Runtime::staging_loop() {
       if (!sleep_for(backoff(failures++))) break;
       continue;
     }
-    if (!sleep_for(options_.tick)) break;
+    // A requested tick still waits out kMinTickGap from the last one, so
+    // drains committing pages back to back cannot make it seal continuously.
+    auto since = std::chrono::steady_clock::now() - tick_start;
+    if (since < kMinTickGap &&
+        !sleep_for(std::chrono::duration_cast<std::chrono::milliseconds>(kMinTickGap - since)))
+      break;
+    if (!sleep_until_tick(options_.tick)) break;
   }
 }
 
@@ -186,6 +218,7 @@ void Runtime::drain_loop(int index) {
         register_worker(*conn, options_.schema, "drain");
       }
       bool worked = drainer.drain_one(*conn);
+      if (drainer.take_fed_downstream() && options_.staging) request_tick();
       worked = builder.build_one_chunk(*conn) || worked;
       failures = 0;
       if (!worked) conn->wait_notifications(kPollFloor);

@@ -30,9 +30,14 @@ class Runtime {
   void drain_loop(int index);
   bool acquire_staging_lock();
   bool sleep_for(std::chrono::milliseconds d);  // false when stopping
+  // The staging worker's wait for its next tick: `d`, or less when a drain
+  // thread asks for a tick (request_tick). False when stopping.
+  bool sleep_until_tick(std::chrono::milliseconds d);
+  void request_tick();
 
   Options options_;
   std::atomic<bool> stopping_{false};
+  bool tick_requested_ = false;  // under mutex_
   std::mutex mutex_;
   std::condition_variable wake_;
   std::unique_ptr<pg::Connection> staging_lock_;

@@ -85,3 +85,33 @@ TEST_F(PipelineSmoke, LargeSegmentGetsAPageIndexUntilItsSlotIsRetired) {
 }
 
 }  // namespace trellis::test
+
+namespace trellis::test {
+
+// A drain page that writes to a captured target asks the staging worker for
+// an early tick, so a chain's next hop is sealed and drained without waiting
+// for the regular tick (here ten minutes: only the tick at start happens).
+TEST_F(PipelineSmoke, ChainsNextHopIsSealedWithoutWaitingForTheTick) {
+  sql("CREATE TABLE base (id int PRIMARY KEY, v int);"
+      "INSERT INTO base SELECT g, g FROM generate_series(1, 50) g");
+  {
+    auto t = start();
+    t->apply("TRANSFORM hop1 FROM base SELECT v + 1 AS w");
+    await_status(*t, "hop1", "live");
+    t->apply("TRANSFORM hop2 FROM hop1 SELECT w * 2 AS x");
+    await_status(*t, "hop2", "live");
+    await_converged(*t);
+  }
+  sql("UPDATE base SET v = v + 100 WHERE id <= 10");
+  auto o = options();
+  o.tick = std::chrono::minutes(10);
+  auto t = Trellis::connect(o);
+  // hop2 agrees with its definition over the updated hop1 only once both
+  // hops have gone through.
+  EXPECT_TRUE(eventually([&] { return oracle_diff("hop1").empty() && oracle_diff("hop2").empty(); },
+                         std::chrono::seconds(30)))
+      << "the second hop waited for the next regular tick";
+  EXPECT_EQ(query("SELECT count(*) FROM hop2 WHERE x > 200").get_int(0, 0), 10);
+}
+
+}  // namespace trellis::test
