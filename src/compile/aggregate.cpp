@@ -175,11 +175,10 @@ std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
       "__trellis_upd AS (UPDATE {4} __l SET {5}\"__ledger_group\" = __s.\"__ledger_group\", "
       "\"__present\" = "
       "true FROM __trellis_src __s WHERE {6}), "
-      "__trellis_del AS (DELETE FROM {4} __l USING __trellis_keys __k WHERE {7} AND NOT EXISTS "
-      "(SELECT 1 FROM __trellis_src __s WHERE {6})) SELECT 1",
+      "__trellis_del AS (DELETE FROM {4} __l USING ({7}) __k WHERE {8}) SELECT 1",
       page_keys_cte(d), src, old_entries(d, with_deltas && d.any_incremental()),
       touched_groups(d, with_deltas), ledger(d), sets, key_equal(d.key, "__l", "__s"),
-      key_equal(d.key, "__l", "__k"));
+      keys_without_source(d.key), key_equal(d.key, "__l", "__k"));
 }
 
 std::string lock_groups(const TransformDef& d) {

@@ -83,11 +83,10 @@ std::string derive(const TransformDef& d, const std::vector<Field>& fields) {
   std::string update = update_fields(d, fields);
   return fmt::format(
       "WITH __trellis_keys AS ({}), __trellis_src AS ({}), __trellis_upd AS ({}), "
-      "__trellis_del AS (DELETE FROM {} AS __t USING __trellis_keys __k WHERE {} AND NOT EXISTS "
-      "(SELECT 1 FROM __trellis_src __s WHERE {}) RETURNING 1) "
+      "__trellis_del AS (DELETE FROM {} AS __t USING ({}) __k WHERE {} RETURNING 1) "
       "SELECT (SELECT count(*) FROM __trellis_upd), (SELECT count(*) FROM __trellis_del)",
-      page_keys_cte(d), src, update, target, key_equal(d.key, "__t", "__k"),
-      key_equal(d.key, "__s", "__t"));
+      page_keys_cte(d), src, update, target, keys_without_source(d.key),
+      key_equal(d.key, "__t", "__k"));
 }
 
 }  // namespace

@@ -42,6 +42,13 @@ std::string alter_column_types(const std::string& schema, const std::string& tab
                      }));
 }
 
+std::string keys_without_source(const std::vector<catalog::Column>& key) {
+  return fmt::format(
+      "SELECT * FROM __trellis_keys __k WHERE NOT EXISTS (SELECT 1 FROM __trellis_src __s WHERE "
+      "{})",
+      key_equal(key, "__s", "__k"));
+}
+
 std::string page_keys_cte(const TransformDef& d) {
   return fmt::format("SELECT {} FROM {} p WHERE p.tbl = {}", decode_key_columns(d.key, "p.key"),
                      kPageTable, d.source_table_id);
