@@ -153,7 +153,9 @@ std::string old_entries(const TransformDef& d, bool with_deltas) {
       join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }));
 }
 
-std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
+// The current source rows of the page's keys (those the WHERE keeps) as
+// ledger entries: key, ledger columns and the encoded group.
+std::string entry_sources(const TransformDef& d) {
   std::string alias = ident(d.alias);
   std::vector<Column> stored = d.key;
   for (const auto& c : ledger_columns(d)) stored.push_back(c);
@@ -161,24 +163,60 @@ std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
     return alias + "." + ident(c.name) + " AS " + ident(c.name);
   });
   std::string where = d.where_sql ? " AND (" + *d.where_sql + ")" : "";
-  std::string src = fmt::format(
+  return fmt::format(
       "SELECT {}, {} AS \"__ledger_group\" FROM {} AS {} WHERE {} IN (SELECT {} FROM "
       "__trellis_keys){}",
       src_cols, encode_group(d.group, alias), qualified(d.source_schema, d.source_table), alias,
       key_tuple(d.key, alias),
       join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }), where);
-  std::string sets;
-  for (const auto& c : ledger_columns(d)) sets += ident(c.name) + " = __s." + ident(c.name) + ", ";
+}
+
+// A build chunk's lock of the ledger entries: like lock_entries, but an
+// inserted entry already carries the values read in this statement. The
+// rewrite after it reads the source again under its own snapshot (I1) and
+// rewrites only entries that differ, so in a fresh build each entry is
+// written once. Build chunks only: a drain's rewrite reads the present
+// entries as the old contributions, which a guess would falsify.
+std::string lock_entries_with_values(const TransformDef& d) {
+  std::vector<Column> cols = d.key;
+  for (const auto& c : ledger_columns(d)) cols.push_back(c);
+  std::string values =
+      join<Column>(d.key, ", ", [](const Column& c) { return "__k." + ident(c.name); });
+  for (const auto& c : ledger_columns(d)) values += ", __s." + ident(c.name);
+  cols.push_back({"__ledger_group", "text[]", "", false});
+  cols.push_back({"__present", "boolean", "", false});
+  std::string rows = fmt::format(
+      "WITH __trellis_keys AS ({}), __trellis_src AS ({}) SELECT {}, __s.\"__ledger_group\", "
+      "__s.{} IS NOT NULL FROM __trellis_keys __k LEFT JOIN __trellis_src __s ON {}",
+      page_keys_cte(d), entry_sources(d), values, ident(d.key[0].name),
+      key_equal(d.key, "__s", "__k"));
+  return lock_rows(ledger(d), cols, key_tuple(d.key, ""), rows, d.key.size());
+}
+
+std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
+  std::string sets, old_row, new_row;
+  for (const auto& c : ledger_columns(d)) {
+    sets += ident(c.name) + " = __s." + ident(c.name) + ", ";
+    old_row += "__l." + ident(c.name) + ", ";
+    new_row += "__s." + ident(c.name) + ", ";
+  }
+  // An entry is rewritten only when it differs (compared as text, so a
+  // value written differently counts), which after a build's first guess is
+  // almost never.
+  std::string differs = fmt::format(
+      "({}__l.\"__ledger_group\", __l.\"__present\")::text IS DISTINCT FROM ({}__s."
+      "\"__ledger_group\", true)::text",
+      old_row, new_row);
   return fmt::format(
       "WITH __trellis_keys AS ({0}), __trellis_src AS ({1}), __trellis_old AS ({2}), "
       "__trellis_touch AS ({3}), "
       "__trellis_upd AS (UPDATE {4} __l SET {5}\"__ledger_group\" = __s.\"__ledger_group\", "
       "\"__present\" = "
-      "true FROM __trellis_src __s WHERE {6}), "
+      "true FROM __trellis_src __s WHERE {6} AND {9}), "
       "__trellis_del AS (DELETE FROM {4} __l USING ({7}) __k WHERE {8}) SELECT 1",
-      page_keys_cte(d), src, old_entries(d, with_deltas && d.any_incremental()),
+      page_keys_cte(d), entry_sources(d), old_entries(d, with_deltas && d.any_incremental()),
       touched_groups(d, with_deltas), ledger(d), sets, key_equal(d.key, "__l", "__s"),
-      keys_without_source(d.key), key_equal(d.key, "__l", "__k"));
+      keys_without_source(d.key), key_equal(d.key, "__l", "__k"), differs);
 }
 
 std::string lock_groups(const TransformDef& d) {
@@ -313,7 +351,7 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.create = create(d);
   sql.drop = {"DROP TABLE IF EXISTS " + ledger(d), "DROP TABLE IF EXISTS " + target(d)};
   sql.steps = {lock_entries(d), rewrite_entries(d, true), lock_groups(d), apply_deltas(d)};
-  sql.build_steps = {lock_entries(d), rewrite_entries(d, false)};
+  sql.build_steps = {lock_entries_with_values(d), rewrite_entries(d, false)};
   sql.group_steps = {lock_groups(d), recompute(d)};
   // Groups the ledger holds and groups the target holds (a RESUME may have
   // emptied some): every one is recomputed once.

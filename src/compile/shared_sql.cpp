@@ -87,10 +87,12 @@ std::string page_all_keys(const TransformDef& d, const std::string& table) {
 }
 
 std::string lock_rows(const std::string& table, const std::vector<Column>& cols,
-                      const std::string& conflict_target, const std::string& rows_sql) {
+                      const std::string& conflict_target, const std::string& rows_sql,
+                      size_t key_columns) {
   std::string list = key_tuple(cols, "");
   std::string order;
-  for (size_t i = 0; i < cols.size(); ++i) order += (i ? ", " : "") + std::to_string(i + 1);
+  size_t ordered = key_columns ? key_columns : cols.size();
+  for (size_t i = 0; i < ordered; ++i) order += (i ? ", " : "") + std::to_string(i + 1);
   return fmt::format(
       "INSERT INTO {} AS __t {} {} ORDER BY {} ON CONFLICT {} DO UPDATE SET {} = EXCLUDED.{} "
       "WHERE false",

@@ -34,8 +34,11 @@ std::string page_all_keys(const catalog::TransformDef& d, const std::string& tab
 // Locks rows of `table` keyed by `cols` for the decoded page rows `rows_sql`
 // (whose columns are the decoded key), inserting placeholders for absent ones
 // in key order; existing rows are locked and left unwritten (ON CONFLICT DO
-// UPDATE ... WHERE false).
+// UPDATE ... WHERE false). With `key_columns` set, only the first that many
+// of `cols` are the key (the order); the rest are values the inserted rows
+// carry.
 std::string lock_rows(const std::string& table, const std::vector<catalog::Column>& cols,
-                      const std::string& conflict_target, const std::string& rows_sql);
+                      const std::string& conflict_target, const std::string& rows_sql,
+                      size_t key_columns = 0);
 
 }  // namespace trellis::compile
