@@ -171,26 +171,18 @@ std::string entry_sources(const TransformDef& d) {
       join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }), where);
 }
 
-// A build chunk's lock of the ledger entries: like lock_entries, but an
-// inserted entry already carries the values read in this statement. The
-// rewrite after it reads the source again under its own snapshot (I1) and
-// rewrites only entries that differ, so in a fresh build each entry is
-// written once. Build chunks only: a drain's rewrite reads the present
-// entries as the old contributions, which a guess would falsify.
+// A build chunk's lock of the ledger entries: lock_entries whose inserted
+// entries already carry their values (see lock_rows_carrying); the rewrite
+// after it changes only entries that differ. Build chunks only: a drain's
+// rewrite reads the present entries as the old contributions, which a guess
+// would falsify.
 std::string lock_entries_with_values(const TransformDef& d) {
-  std::vector<Column> cols = d.key;
-  for (const auto& c : ledger_columns(d)) cols.push_back(c);
-  std::string values =
-      join<Column>(d.key, ", ", [](const Column& c) { return "__k." + ident(c.name); });
-  for (const auto& c : ledger_columns(d)) values += ", __s." + ident(c.name);
-  cols.push_back({"__ledger_group", "text[]", "", false});
-  cols.push_back({"__present", "boolean", "", false});
-  std::string rows = fmt::format(
-      "WITH __trellis_keys AS ({}), __trellis_src AS ({}) SELECT {}, __s.\"__ledger_group\", "
-      "__s.{} IS NOT NULL FROM __trellis_keys __k LEFT JOIN __trellis_src __s ON {}",
-      page_keys_cte(d), entry_sources(d), values, ident(d.key[0].name),
-      key_equal(d.key, "__s", "__k"));
-  return lock_rows(ledger(d), cols, key_tuple(d.key, ""), rows, d.key.size());
+  std::vector<CarriedValue> values;
+  for (const auto& c : ledger_columns(d)) values.push_back({c, "__s." + ident(c.name)});
+  values.push_back({{"__ledger_group", "text[]", "", false}, "__s.\"__ledger_group\""});
+  values.push_back(
+      {{"__present", "boolean", "", false}, "__s." + ident(d.key[0].name) + " IS NOT NULL"});
+  return lock_rows_carrying(ledger(d), d, entry_sources(d), values);
 }
 
 std::string rewrite_entries(const TransformDef& d, bool with_deltas) {

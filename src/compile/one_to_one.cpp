@@ -89,27 +89,13 @@ std::string derive(const TransformDef& d, const std::vector<Field>& fields) {
       key_equal(d.key, "__t", "__k"));
 }
 
-// A build chunk's lock statement. Like lock(), it inserts a row for each
-// absent key of the page and locks the existing ones without writing them,
-// but an inserted row already carries the values read in this statement
-// rather than NULLs. Those values are only a first guess: the derive
-// statement after it still reads the source under its own, later snapshot
-// (I1) and rewrites a row whose values differ or deletes it, so a change
-// committed between the two statements is not lost. In a fresh build the
-// guess is right for almost every row, and the derive writes nothing: each
-// target row is written once instead of as a placeholder and then again.
+// A build chunk's lock statement: lock() whose inserted rows already carry
+// the fields' values (see lock_rows_carrying).
 std::string lock_with_values(const TransformDef& d, const std::vector<Field>& fields) {
-  std::vector<Column> cols = d.key;
-  for (const auto& f : fields) cols.push_back(f.column);
-  std::string values =
-      join<Column>(d.key, ", ", [](const Column& c) { return "__k." + ident(c.name); });
-  for (const auto& f : fields) values += ", __s." + ident(f.name);
-  std::string rows = fmt::format(
-      "WITH __trellis_keys AS ({}), __trellis_src AS ({}) SELECT {} FROM __trellis_keys __k "
-      "LEFT JOIN __trellis_src __s ON {}",
-      page_keys_cte(d), page_sources(d, fields), values, key_equal(d.key, "__s", "__k"));
-  return lock_rows(qualified(d.target_schema, d.target_table), cols, key_tuple(d.key, ""), rows,
-                   d.key.size());
+  std::vector<CarriedValue> values;
+  for (const auto& f : fields) values.push_back({f.column, "__s." + ident(f.name)});
+  return lock_rows_carrying(qualified(d.target_schema, d.target_table), d, page_sources(d, fields),
+                            values);
 }
 
 }  // namespace

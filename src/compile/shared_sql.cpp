@@ -99,6 +99,23 @@ std::string lock_rows(const std::string& table, const std::vector<Column>& cols,
       table, list, rows_sql, order, conflict_target, ident(cols[0].name), ident(cols[0].name));
 }
 
+std::string lock_rows_carrying(const std::string& table, const TransformDef& d,
+                               const std::string& sources_sql,
+                               const std::vector<CarriedValue>& values) {
+  std::vector<Column> cols = d.key;
+  std::string select =
+      join<Column>(d.key, ", ", [](const Column& c) { return "__k." + ident(c.name); });
+  for (const auto& v : values) {
+    cols.push_back(v.column);
+    select += ", " + v.sql;
+  }
+  std::string rows = fmt::format(
+      "WITH __trellis_keys AS ({}), __trellis_src AS ({}) SELECT {} FROM __trellis_keys __k "
+      "LEFT JOIN __trellis_src __s ON {}",
+      page_keys_cte(d), sources_sql, select, key_equal(d.key, "__s", "__k"));
+  return lock_rows(table, cols, key_tuple(d.key, ""), rows, d.key.size());
+}
+
 TransformSql compile_aggregate(const TransformDef& def);
 TransformSql compile_one_to_one(const TransformDef& def);
 

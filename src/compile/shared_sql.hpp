@@ -40,5 +40,21 @@ std::string page_all_keys(const catalog::TransformDef& d, const std::string& tab
 std::string lock_rows(const std::string& table, const std::vector<catalog::Column>& cols,
                       const std::string& conflict_target, const std::string& rows_sql,
                       size_t key_columns = 0);
+// A value a row inserted by lock_rows_carrying holds: its column and the
+// expression giving it over the page's source row `__s` (NULL when the key
+// has none).
+struct CarriedValue {
+  catalog::Column column;
+  std::string sql;
+};
+// A build chunk's lock of `table` (keyed like the transform's source): the
+// page's keys left-joined to `sources_sql` (the page's current source rows,
+// run as the CTE __trellis_src), with lock_rows' semantics, except that an
+// absent key's row is inserted already carrying `values` instead of NULLs.
+// The guess is corrected by the statement after it, which reads the source
+// under a later snapshot (I1); in a fresh build it spares the second write.
+std::string lock_rows_carrying(const std::string& table, const catalog::TransformDef& d,
+                               const std::string& sources_sql,
+                               const std::vector<CarriedValue>& values);
 
 }  // namespace trellis::compile
