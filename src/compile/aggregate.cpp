@@ -335,6 +335,29 @@ std::string apply_deltas(const TransformDef& d) {
       kGroupsTable, d.id, group_cols, state_cols, target(d), agg_cte, new_rows, sets);
 }
 
+// The last group of the next chunk of groups: the $2-th group after the
+// cursor $1 (NULL: from the start) among the groups the ledger or the target
+// holds, or no row when fewer are left. It walks the two indexes group by
+// group (each step the smallest group of either index above the one before,
+// a descent of each index), so a chunk costs $2 descents however many entries
+// each group has; reading the union of all groups instead costs a pass over
+// the whole ledger per chunk. Every group array has at least one element, so
+// '{}' sorts before all of them and stands for "from the start".
+std::string group_chunk_bound(const TransformDef& d) {
+  auto next_after = [&](const std::string& after) {
+    return fmt::format(
+        "LEAST((SELECT min(__l.\"__ledger_group\") FROM {0} __l WHERE __l.\"__present\" AND "
+        "__l.\"__ledger_group\" > {2}), (SELECT min(__t.\"__group\") FROM {1} __t WHERE "
+        "__t.\"__group\" > {2}))",
+        ledger(d), target(d), after);
+  };
+  return fmt::format(
+      "WITH RECURSIVE __s(g, i) AS (SELECT {}, 1 UNION ALL SELECT {}, __s.i + 1 FROM __s WHERE "
+      "__s.g IS NOT NULL AND __s.i < $2::int) SELECT g FROM __s WHERE __s.i = $2::int AND __s.g "
+      "IS NOT NULL",
+      next_after("COALESCE($1::text[], '{}'::text[])"), next_after("__s.g"));
+}
+
 }  // namespace
 
 TransformSql compile_aggregate(const TransformDef& d) {
@@ -351,10 +374,7 @@ TransformSql compile_aggregate(const TransformDef& d) {
       "(SELECT \"__ledger_group\" AS g FROM {} WHERE \"__present\" UNION SELECT \"__group\" "
       "FROM {}) __all",
       ledger(d), target(d));
-  sql.group_chunk_bound = fmt::format(
-      "SELECT g FROM {} WHERE $1::text[] IS NULL OR g > $1::text[] ORDER BY g OFFSET $2::int - 1 "
-      "LIMIT 1",
-      all_groups);
+  sql.group_chunk_bound = group_chunk_bound(d);
   sql.page_group_range = fmt::format(
       "INSERT INTO {} (tid, grp) SELECT {}, g FROM {} WHERE ($1::text[] IS NULL OR g > $1::text[]) "
       "AND ($2::text[] IS NULL OR g <= $2::text[]) ON CONFLICT DO NOTHING",
