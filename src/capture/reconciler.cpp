@@ -38,16 +38,37 @@ std::string signature_of(const catalog::CapturedTable& t, const std::vector<Colu
   return j.dump();
 }
 
+// The transforms row `row` is one of the covered definitions (parameters
+// $n ids and $n+1 versions, pairwise): the same transform at the same version.
+std::string is_covered(const std::string& row, int n) {
+  return fmt::format(
+      "EXISTS (SELECT 1 FROM unnest(${0}::int[], ${1}::int[]) AS __c (id, version) WHERE __c.id = "
+      "{2}.id AND __c.version = {2}.version)",
+      n, n + 1, row);
+}
+
 }  // namespace
+
+void Reconciler::cover(Covered& covered, const std::vector<catalog::TransformDef>& readers) {
+  for (const auto& d : readers) {
+    covered.ids.push_back(d.id);
+    covered.versions.push_back(d.version);
+  }
+}
 
 Reconciler::Reconciler(catalog::Store& store, compile::RingShape ring)
     : store_(store), ring_(std::move(ring)) {}
 
 bool Reconciler::reconcile(pg::Connection& conn) {
   auto defs = store_.transforms(conn, "status <> 'paused'");
+  if (after_catalog_read_) after_catalog_read_();
   bool started = false;
   bool settled = true;
-  std::set<int> captured;  // tables whose capture covers every reader's reads
+  // The definitions (id, version) whose reads the installed capture covers.
+  // Only these may start a build: a transform defined, resumed or altered
+  // after `defs` was read is not covered by what this pass installs, and
+  // waits for the next pass.
+  Covered covered;
   for (const auto& table : store_.captured_tables(conn)) {
     std::vector<catalog::TransformDef> readers;
     bool waiting = false;
@@ -64,12 +85,12 @@ bool Reconciler::reconcile(pg::Connection& conn) {
     auto reads = union_reads(readers);
     std::string signature = signature_of(table, reads);
     if (table.installed_signature == signature && !waiting) {
-      captured.insert(table.id);
+      cover(covered, readers);
       continue;
     }
     try {
-      if (install(conn, table, reads, signature, started))
-        captured.insert(table.id);
+      if (install(conn, table, reads, signature, readers, started))
+        cover(covered, readers);
       else
         settled = false;
     } catch (const pg::SqlError& e) {
@@ -78,7 +99,7 @@ bool Reconciler::reconcile(pg::Connection& conn) {
       settled = false;
     }
   }
-  started = start_field_builds(conn, captured) || started;
+  started = start_field_builds(conn, covered) || started;
   bool awaiting =
       conn.exec(fmt::format("SELECT EXISTS (SELECT 1 FROM {} WHERE status = 'backfilling' AND "
                             "build_phase = 'awaiting_capture')",
@@ -93,7 +114,7 @@ bool Reconciler::reconcile(pg::Connection& conn) {
 // transaction may still write with the old definition). The fence is a time
 // taken after the commit was seen; the build starts when no worker
 // transaction older than the fence is open.
-bool Reconciler::start_field_builds(pg::Connection& conn, const std::set<int>& captured) {
+bool Reconciler::start_field_builds(pg::Connection& conn, const Covered& covered) {
   std::string transforms = store_.table("transforms");
   conn.exec(
       fmt::format("UPDATE {} SET build_fence = clock_timestamp() WHERE status = "
@@ -105,20 +126,24 @@ bool Reconciler::start_field_builds(pg::Connection& conn, const std::set<int>& c
           "UPDATE {0} t SET build_phase = CASE WHEN build_fields IS NULL THEN 'source' ELSE "
           "'fields' END, build_fence = NULL, build_cursor = NULL, build_rows_done = 0, "
           "capture_wait = NULL, updated_at = now() WHERE status = 'backfilling' AND build_phase "
-          "= 'awaiting_capture' AND build_fence IS NOT NULL AND source_table_id = ANY($1::int[]) "
+          "= 'awaiting_capture' AND build_fence IS NOT NULL AND {2} "
           "AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a JOIN {1} w ON w.pid = a.pid AND "
           "w.backend_start = a.backend_start WHERE a.pid <> pg_backend_pid() AND a.xact_start < "
           "t.build_fence)",
-          transforms, store_.table("workers")),
-      {pg::int_array(captured)});
+          transforms, store_.table("workers"), is_covered("t", 1)),
+      {pg::int_array(covered.ids), pg::int_array(covered.versions)});
   return r.affected() > 0;
 }
 
 bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& table,
                          const std::vector<Column>& reads, const std::string& signature,
-                         bool& started) {
+                         const std::vector<catalog::TransformDef>& readers, bool& started) {
   auto sql = compile::compile_capture(table, reads, ring_);
   std::string qualified = compile::qualified(table.schema, table.name);
+  Covered mine;
+  cover(mine, readers);
+  const auto& ids = mine.ids;
+  const auto& versions = mine.versions;
   try {
     pg::Transaction txn(conn);
     conn.exec("SET LOCAL lock_timeout = '50ms'");
@@ -139,9 +164,9 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
                     "FROM pg_class WHERE oid = $2::regclass), 0)::bigint, capture_wait = NULL, "
                     "capture_failure = NULL, "
                     "updated_at = now() WHERE source_table_id = $1::int AND status = "
-                    "'waiting_to_backfill'",
-                    store_.table("transforms")),
-        {std::to_string(table.id), qualified});
+                    "'waiting_to_backfill' AND {}",
+                    store_.table("transforms"), is_covered(store_.table("transforms"), 3)),
+        {std::to_string(table.id), qualified, pg::int_array(ids), pg::int_array(versions)});
     txn.commit();
     spdlog::info("capture installed on {}", qualified);
     started = started || begun.affected() > 0;

@@ -6,6 +6,7 @@
 // removes capture from tables nothing reads any more.
 #pragma once
 
+#include <functional>
 #include <set>
 
 #include "catalog/store.hpp"
@@ -23,14 +24,23 @@ class Reconciler {
   // a failed install or removal, a build waiting for capture or its fence):
   // the staging worker then reconciles again even if the catalog is as it was.
   bool settled() const { return settled_; }
+  // Test seam: runs right after reconcile has read the transforms, so a test
+  // can commit a catalog change inside the window a concurrent define,
+  // RESUME or ALTER may land in.
+  void set_after_catalog_read(std::function<void()> hook) { after_catalog_read_ = std::move(hook); }
 
  private:
+  struct Covered {  // definitions capture covers: ids[i] at versions[i]
+    std::vector<int> ids;
+    std::vector<int> versions;
+  };
+  static void cover(Covered& covered, const std::vector<catalog::TransformDef>& readers);
   // Returns false when the lock could not be had (recorded as capture_wait);
   // sets `started` when transforms waiting on this table began their build.
   bool install(pg::Connection& conn, const catalog::CapturedTable& table,
                const std::vector<catalog::Column>& reads, const std::string& signature,
-               bool& started);
-  bool start_field_builds(pg::Connection& conn, const std::set<int>& captured);
+               const std::vector<catalog::TransformDef>& readers, bool& started);
+  bool start_field_builds(pg::Connection& conn, const Covered& covered);
   bool uninstall(pg::Connection& conn, const catalog::CapturedTable& table);  // false: retry
   void record_wait(pg::Connection& conn, const catalog::CapturedTable& table);
   void record_failure(pg::Connection& conn, const catalog::CapturedTable& table,
@@ -39,6 +49,7 @@ class Reconciler {
   catalog::Store& store_;
   compile::RingShape ring_;
   bool settled_ = false;
+  std::function<void()> after_catalog_read_;
 };
 
 }  // namespace trellis::capture

@@ -20,13 +20,26 @@ std::set<int> parse_int_array(const std::string& text) {
   return out;
 }
 
-std::string int_array(const std::set<int>& values) {
+namespace {
+
+template <typename Values>
+std::string array_text(const Values& values) {
   std::string out = "{";
   for (int v : values) {
     if (out.size() > 1) out += ",";
     out += std::to_string(v);
   }
   return out + "}";
+}
+
+}  // namespace
+
+std::string int_array(const std::set<int>& values) {
+  return array_text(values);
+}
+
+std::string int_array(const std::vector<int>& values) {
+  return array_text(values);
 }
 
 }  // namespace trellis::pg
