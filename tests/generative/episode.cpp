@@ -1,6 +1,8 @@
 // Runs one generated episode; see episode.hpp.
 #include "generative/episode.hpp"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -375,7 +377,14 @@ Generated generate(uint64_t seed) {
   g.seed = seed;
   Rng rng(seed);
   g.schema = random_schema(rng);
-  g.program = random_program(rng, g.schema);
+  // Drawn apart from `rng`, so an episode that is not hot is the same as
+  // before hot programs existed (its seed replays as it did).
+  // TRELLIS_GEN_HOT=0 or 1 forces it (=0 replays a seed recorded before hot
+  // programs existed).
+  bool hot = Rng(seed ^ 0x9e3779b97f4a7c15ULL)() % 10 < 3;
+  if (const char* forced = std::getenv("TRELLIS_GEN_HOT"); forced && *forced)
+    hot = std::string(forced) != "0";
+  g.program = random_program(rng, g.schema, hot);
   for (const auto& t : g.schema.tables) g.rows += initial_rows(rng, t);
   g.plan = random_plan(rng, g.schema, g.program, static_cast<int>(uniform(rng, 2, 4)));
   return g;

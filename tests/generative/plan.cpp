@@ -211,7 +211,9 @@ Plan random_plan(Rng& rng, const Schema& schema, const Program& program, int rou
   for (size_t i = 0; i < program.transforms.size(); ++i) {
     int t = static_cast<int>(i);
     if (program.transforms[i].level != 0) continue;
-    if (chance(rng, 0.25)) {
+    // A hot program defines most of its roots under the first burst, all
+    // at one moment, while capture on their shared table is installed.
+    if (chance(rng, program.hot ? 0.7 : 0.25)) {
       s.deferred.push_back(t);
     } else {
       p.steps.push_back(define_step(t));

@@ -260,16 +260,21 @@ Relation table_relation(const Table& table) {
 
 }  // namespace
 
-Program random_program(Rng& rng, Schema& schema) {
+Program random_program(Rng& rng, Schema& schema, bool hot) {
   Program p;
+  p.hot = hot;
   int roots = static_cast<int>(uniform(rng, 1, 4));
+  if (hot) roots = std::max(roots, 3);
+  size_t hot_table = 0;
   for (int i = 0; i < roots; ++i) {
-    Table& table = schema.tables[static_cast<size_t>(uniform(rng, 0, schema.tables.size() - 1))];
+    size_t drawn = static_cast<size_t>(uniform(rng, 0, schema.tables.size() - 1));
+    if (hot && i == 0) hot_table = drawn;
+    Table& table = schema.tables[hot ? hot_table : drawn];
     Relation src = table_relation(table);
     Transform t;
     t.name = fmt::format("d{}", i);
     t.source = table.name;
-    if (chance(rng, 0.55)) {
+    if (chance(rng, hot ? 0.8 : 0.55)) {
       bool with_index = chance(rng, 0.75);
       auto groups = aggregate(rng, t, i, src, with_index);
       if (with_index) table.indexes.push_back(groups);
@@ -315,7 +320,7 @@ Program random_program(Rng& rng, Schema& schema) {
 }
 
 std::string Program::describe() const {
-  std::string out;
+  std::string out = hot ? "-- hot: every root transform reads one table\n" : "";
   for (const auto& t : transforms) {
     if (!t.prepare.empty()) out += t.prepare + ";\n";
     out += t.statement + ";\n";

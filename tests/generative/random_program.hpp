@@ -35,6 +35,11 @@ struct Transform {
 
 struct Program {
   std::vector<Transform> transforms;
+  // Every root transform reads one table, most of them aggregates over its
+  // few hot groups, and the plan defines more of them under writes: the
+  // shape where capture is widened while a build starts and where several
+  // recomputed aggregates re-read the same groups.
+  bool hot = false;
   std::string describe() const;
 };
 
@@ -46,7 +51,8 @@ bool known_bug_included(const std::string& name);
 // The TRELLIS_GEN_KNOWN_BUGS setting ("" when none), for replay lines.
 std::string known_bugs_setting();
 
-// Adds the source indexes its GROUP BY transforms need to `schema`.
-Program random_program(Rng& rng, Schema& schema);
+// Adds the source indexes its GROUP BY transforms need to `schema`. `hot`:
+// see Program::hot (a program that is not hot draws exactly as before).
+Program random_program(Rng& rng, Schema& schema, bool hot);
 
 }  // namespace trellis::gen
