@@ -3,7 +3,7 @@
 JOBS ?= $(shell nproc)
 BUILD := build
 
-.PHONY: all setup build demo test test-quick format clean
+.PHONY: all setup build demo test test-quick soak format clean
 
 all: build
 
@@ -38,3 +38,14 @@ bench: build
 
 bench-full: build
 	./$(BUILD)/bench/trellis_bench --full --out $(BUILD)/bench-results.jsonl
+
+# Soak (docs/testing.md): generative episodes with random seeds in
+# SOAK_JOBS parallel jobs for SOAK_MINUTES, not stopping at failures; then
+# each job shrinks its failures within SOAK_SHRINK_SECONDS (0: no shrink).
+# Prints one summary line; outputs go to /tmp/trellis-soak-<time>/.
+SOAK_MINUTES ?= 30
+SOAK_JOBS ?= 2
+SOAK_SHRINK_SECONDS ?= 300
+soak: build
+	@SOAK_MINUTES=$(SOAK_MINUTES) SOAK_JOBS=$(SOAK_JOBS) SOAK_SHRINK_SECONDS=$(SOAK_SHRINK_SECONDS) \
+	  bash scripts/soak.sh $(BUILD)/tests/generative/generative_tests

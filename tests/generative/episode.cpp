@@ -43,12 +43,14 @@ class Runner {
       : g_(g), hooks_(hooks), fleet_(hooks.url, hooks.worker_log) {}
 
   const std::string& log() const { return log_; }
+  int failed_step() const { return failed_step_; }
+  const std::string& what() const { return what_; }
 
   std::string run() {
     size_t step = 0;
     try {
       app_ = open_app();
-      app_->exec_script(g_.schema.ddl() + g_.rows);
+      app_->exec_script(g_.schema.ddl() + g_.rows_sql());
       for (const auto& w : g_.plan.workers) fleet_.spawn(w);
       Options o;
       o.url = hooks_.url;
@@ -75,6 +77,8 @@ class Runner {
   const Transform& transform(int t) const { return g_.program.transforms[static_cast<size_t>(t)]; }
 
   std::string report(size_t step, const std::string& what) {
+    failed_step_ = step < g_.plan.steps.size() ? static_cast<int>(step) + 1 : 0;
+    what_ = what;
     std::string all;
     if (api_) {
       try {
@@ -85,13 +89,12 @@ class Runner {
     }
     fleet_.kill_all();
     return fmt::format(
-        "generative failure, seed {0} (replay: TRELLIS_GEN_SEED={0}{8})\n"
+        "generative failure, seed {0} (replay: {8})\n"
         "failed in step {1}: {2}\n{3}\n"
         "--- statuses ---\n{4}--- what ran ---\n{5}{6}worker logs: {7}\n",
         g_.seed, step + 1,
         step < g_.plan.steps.size() ? g_.plan.steps[step].describe(g_.schema, g_.program) : "setup",
-        what, all, log_, g_.describe(), hooks_.worker_log,
-        known_bugs_setting().empty() ? "" : " TRELLIS_GEN_KNOWN_BUGS=" + known_bugs_setting());
+        what, all, log_, g_.describe(), hooks_.worker_log, g_.replay_env());
   }
 
   void execute(const Step& s) {
@@ -361,15 +364,34 @@ class Runner {
   std::set<int> defined_, paused_;
   std::set<int> altered_;  // transforms carrying the field an ALTER added
   std::string log_;
+  int failed_step_ = 0;
+  std::string what_;
 };
 
 }  // namespace
 
+std::string Generated::rows_sql() const {
+  std::string out;
+  for (size_t t = 0; t < schema.tables.size() && t < rows.size(); ++t)
+    out += insert_rows(schema.tables[t], rows[t]);
+  return out;
+}
+
 std::string Generated::describe() const {
   return fmt::format(
-      "--- schema ---\n{}--- starting rows ---\n{}--- transforms (in program order) ---\n{}"
+      "{}--- schema ---\n{}--- starting rows ---\n{}--- transforms (in program order) ---\n{}"
       "--- plan ---\n{}",
-      schema.ddl(), rows, program.describe(), plan.describe(schema, program));
+      shrink_path.empty()
+          ? ""
+          : "--- shrunk from seed " + std::to_string(seed) + " by ---\n" + shrink_path + "\n",
+      schema.ddl(), rows_sql(), program.describe(), plan.describe(schema, program));
+}
+
+std::string Generated::replay_env() const {
+  std::string out = "TRELLIS_GEN_SEED=" + std::to_string(seed);
+  if (!shrink_path.empty()) out += " TRELLIS_GEN_SHRINK_PATH=" + shrink_path;
+  if (!known_bugs_setting().empty()) out += " TRELLIS_GEN_KNOWN_BUGS=" + known_bugs_setting();
+  return out;
 }
 
 Generated generate(uint64_t seed) {
@@ -385,7 +407,7 @@ Generated generate(uint64_t seed) {
   if (const char* forced = std::getenv("TRELLIS_GEN_HOT"); forced && *forced)
     hot = std::string(forced) != "0";
   g.program = random_program(rng, g.schema, hot);
-  for (const auto& t : g.schema.tables) g.rows += initial_rows(rng, t);
+  for (const auto& t : g.schema.tables) g.rows.push_back(initial_rows(rng, t));
   g.plan = random_plan(rng, g.schema, g.program, static_cast<int>(uniform(rng, 2, 4)));
   return g;
 }
@@ -395,6 +417,10 @@ Outcome run_episode(const Generated& g, const EpisodeHooks& hooks) {
   Outcome out;
   out.failure = runner.run();
   out.log = runner.log();
+  if (!out.failure.empty()) {
+    out.failed_step = runner.failed_step();
+    out.what = runner.what();
+  }
   return out;
 }
 

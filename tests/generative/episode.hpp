@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "generative/plan.hpp"
 #include "generative/random_program.hpp"
@@ -20,10 +21,17 @@ namespace trellis::gen {
 struct Generated {
   uint64_t seed = 0;
   Schema schema;
-  std::string rows;  // the starting rows (INSERT statements)
+  std::vector<std::vector<std::string>> rows;  // starting rows: VALUES tuples per schema table
   Program program;
   Plan plan;
+  // The reductions a shrink applied to the seed's episode ("" for none; see
+  // shrink.hpp); part of the replay line.
+  std::string shrink_path;
+  std::string rows_sql() const;  // INSERT statements for the starting rows
   std::string describe() const;
+  // The environment that regenerates this episode: TRELLIS_GEN_SEED=S, plus
+  // the shrink path and the known-bugs setting when there are any.
+  std::string replay_env() const;
 };
 
 Generated generate(uint64_t seed);
@@ -39,6 +47,8 @@ struct EpisodeHooks {
 struct Outcome {
   std::string failure;  // "" when every quiesce matched the oracle, else the report
   std::string log;      // what ran: faults as they happened, quiesces
+  int failed_step = 0;  // 1-based step that failed (0: setup), when failed
+  std::string what;     // what went wrong in that step, when failed
 };
 
 // Runs the episode. At the end, with the workers stopped, it deletes one

@@ -144,11 +144,17 @@ std::string random_row(Rng& rng, const Table& table) {
   return out;
 }
 
-std::string initial_rows(Rng& rng, const Table& table) {
+std::vector<std::string> initial_rows(Rng& rng, const Table& table) {
   int rows = static_cast<int>(uniform(rng, 0, table.key_space));
-  if (rows == 0) return "";
+  std::vector<std::string> out;
+  for (int i = 0; i < rows; ++i) out.push_back(random_row(rng, table));
+  return out;
+}
+
+std::string insert_rows(const Table& table, const std::vector<std::string>& rows) {
+  if (rows.empty()) return "";
   std::string out = fmt::format("INSERT INTO {} VALUES ", table.name);
-  for (int i = 0; i < rows; ++i) out += (i ? ", " : "") + random_row(rng, table);
+  for (size_t i = 0; i < rows.size(); ++i) out += (i ? ", " : "") + rows[i];
   return out + " ON CONFLICT DO NOTHING;\n";
 }
 

@@ -55,7 +55,9 @@ std::string random_value(Rng& rng, Kind kind, bool tiny, bool nullable);
 std::string random_key_value(Rng& rng, const Table& table, const Column& key);
 // A VALUES tuple for a whole row of `table`, key first.
 std::string random_row(Rng& rng, const Table& table);
-// INSERT statements for the rows a table starts with.
-std::string initial_rows(Rng& rng, const Table& table);
+// The rows a table starts with (VALUES tuples), and the INSERT statement
+// that writes them ("" for none).
+std::vector<std::string> initial_rows(Rng& rng, const Table& table);
+std::string insert_rows(const Table& table, const std::vector<std::string>& rows);
 
 }  // namespace trellis::gen
