@@ -57,6 +57,14 @@ struct CorrectingNode {
   std::string since;
 };
 
+// An upstream transform whose target this one reads and which is not live: a
+// waiting_to_backfill transform (after RESUME of a reader and its upstream
+// together, say) starts its build only once every upstream is live.
+struct UpstreamWait {
+  std::string transform;  // schema.table of the upstream's target
+  std::string status;     // its status: waiting_to_backfill | backfilling | paused | quarantined
+};
+
 struct Status {
   std::string target;  // schema.table
   std::string
@@ -75,6 +83,10 @@ struct Status {
   // Its own fields frozen by PAUSE TRANSFORM t.col (not part of the seed
   // record, shown by `trellis status`).
   std::vector<std::string> paused_columns;
+  // Upstream transforms that are not live, which a waiting_to_backfill
+  // transform waits for before its build starts (not part of the seed
+  // record, shown by `trellis status`); empty when nothing is waited for.
+  std::vector<UpstreamWait> upstream_waits;
 };
 
 }  // namespace trellis

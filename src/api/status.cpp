@@ -49,6 +49,9 @@ Status status_from_row(const pg::Result& r, int i) {
   if (int64_t held = r.get_int(i, 9); held > 0) s.held_keys = HeldKeys{held, r.get(i, 10)};
   s.paused_upstream_columns = nlohmann::json::parse(r.get(i, 11)).get<std::vector<std::string>>();
   s.paused_columns = nlohmann::json::parse(r.get(i, 12)).get<std::vector<std::string>>();
+  // Resumed together with an upstream that is not live: the build waits for it.
+  for (const auto& w : nlohmann::json::parse(r.get(i, 13)))
+    s.upstream_waits.push_back({str(w, "transform"), str(w, "status")});
   // Built and applying, but over upstream values that are frozen.
   if (s.status == "live" && !s.paused_upstream_columns.empty()) s.status = "catching_up";
   return s;
@@ -92,9 +95,12 @@ std::vector<Status> read_status(Trellis::Impl& impl, const std::optional<std::st
                   "WHERE c.id = t.source_table_id AND k IN (SELECT r ->> 'name' FROM "
                   "jsonb_array_elements(t.definition -> 'reads') r)), (SELECT "
                   "coalesce(jsonb_agg(k ORDER BY k), '[]')::text FROM "
-                  "jsonb_object_keys(t.paused_columns) k) FROM {0} t WHERE {2} ORDER BY id",
+                  "jsonb_object_keys(t.paused_columns) k), CASE WHEN t.status = "
+                  "'waiting_to_backfill' THEN (SELECT coalesce(jsonb_agg(jsonb_build_object("
+                  "'transform', w.target, 'status', w.status) ORDER BY w.id), '[]')::text FROM "
+                  "({4}) w) ELSE '[]' END FROM {0} t WHERE {2} ORDER BY id",
                   impl.store.table("transforms"), impl.store.table("held_keys"), where,
-                  impl.store.table("captured_tables")),
+                  impl.store.table("captured_tables"), impl.store.non_live_upstreams("t")),
       params);
   std::vector<Status> out;
   for (int i = 0; i < r.rows(); ++i) {

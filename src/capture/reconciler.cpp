@@ -60,7 +60,13 @@ Reconciler::Reconciler(catalog::Store& store, compile::RingShape ring)
     : store_(store), ring_(std::move(ring)) {}
 
 bool Reconciler::reconcile(pg::Connection& conn) {
-  auto defs = store_.transforms(conn, "status <> 'paused'");
+  // A transform waiting for an upstream that is not live (a reader resumed
+  // together with its upstream) counts as no reader yet, as a paused one:
+  // capture of the upstream's target follows the others' reads, and once the
+  // upstream is live (a status change, so a new fingerprint) the install
+  // below moves it to backfilling in the same commit as for a new definition.
+  auto defs =
+      store_.transforms(conn, "status <> 'paused' AND NOT " + store_.waits_for_upstream("t"));
   if (after_catalog_read_) after_catalog_read_();
   bool started = false;
   bool settled = true;
@@ -159,13 +165,12 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
                           store_.table("captured_tables"), sql.function_digest),
               {std::to_string(table.id), signature, qualified});
     auto begun = conn.exec(
-        fmt::format("UPDATE {} SET status = 'backfilling', build_phase = 'source', build_cursor = "
-                    "NULL, build_rows_done = 0, build_rows_estimate = greatest((SELECT reltuples "
-                    "FROM pg_class WHERE oid = $2::regclass), 0)::bigint, capture_wait = NULL, "
-                    "capture_failure = NULL, "
-                    "updated_at = now() WHERE source_table_id = $1::int AND status = "
-                    "'waiting_to_backfill' AND {}",
-                    store_.table("transforms"), is_covered(store_.table("transforms"), 3)),
+        fmt::format("UPDATE {} t SET status = 'backfilling', build_phase = 'source', build_cursor "
+                    "= NULL, build_rows_done = 0, build_rows_estimate = greatest((SELECT "
+                    "reltuples FROM pg_class WHERE oid = $2::regclass), 0)::bigint, capture_wait "
+                    "= NULL, capture_failure = NULL, updated_at = now() WHERE t.source_table_id = "
+                    "$1::int AND t.status = 'waiting_to_backfill' AND NOT {} AND {}",
+                    store_.table("transforms"), store_.waits_for_upstream("t"), is_covered("t", 3)),
         {std::to_string(table.id), qualified, pg::int_array(ids), pg::int_array(versions)});
     txn.commit();
     spdlog::info("capture installed on {}", qualified);
@@ -182,25 +187,25 @@ void Reconciler::record_wait(pg::Connection& conn, const catalog::CapturedTable&
   std::string qualified = compile::qualified(table.schema, table.name);
   conn.exec(
       fmt::format(
-          "UPDATE {} SET capture_wait = jsonb_build_object('table', $2::text, 'lock_mode', "
+          "UPDATE {} t SET capture_wait = jsonb_build_object('table', $2::text, 'lock_mode', "
           "'ShareRowExclusiveLock', 'blocking_pids', (SELECT coalesce(jsonb_agg(DISTINCT pid), "
           "'[]') FROM pg_locks WHERE relation = $3::regclass AND granted AND pid <> "
           "pg_backend_pid()), 'since', coalesce(capture_wait->>'since', now()::text)) "
-          "WHERE source_table_id = $1::int AND (status = 'waiting_to_backfill' OR build_phase = "
-          "'awaiting_capture')",
-          store_.table("transforms")),
+          "WHERE source_table_id = $1::int AND ((status = 'waiting_to_backfill' AND NOT {}) OR "
+          "build_phase = 'awaiting_capture')",
+          store_.table("transforms"), store_.waits_for_upstream("t")),
       {std::to_string(table.id), table.schema + "." + table.name, qualified});
 }
 
 void Reconciler::record_failure(pg::Connection& conn, const catalog::CapturedTable& table,
                                 const std::string& error) {
   spdlog::warn("installing capture on {}.{} failed: {}", table.schema, table.name, error);
-  conn.exec(fmt::format("UPDATE {} SET capture_failure = jsonb_build_object('kind', 'capture', "
+  conn.exec(fmt::format("UPDATE {} t SET capture_failure = jsonb_build_object('kind', 'capture', "
                         "'table', $2::text, 'error', $3::text, 'detected_at', "
                         "coalesce(capture_failure->>'detected_at', now()::text)) "
-                        "WHERE source_table_id = $1::int AND (status = 'waiting_to_backfill' OR "
-                        "build_phase = 'awaiting_capture')",
-                        store_.table("transforms")),
+                        "WHERE source_table_id = $1::int AND ((status = 'waiting_to_backfill' "
+                        "AND NOT {}) OR build_phase = 'awaiting_capture')",
+                        store_.table("transforms"), store_.waits_for_upstream("t")),
             {std::to_string(table.id), table.schema + "." + table.name, error});
 }
 

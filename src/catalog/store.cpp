@@ -107,6 +107,19 @@ int Store::ensure_captured_table(pg::Connection& conn, const std::string& schema
   return static_cast<int>(res.get_int(0, 0));
 }
 
+std::string Store::non_live_upstreams(const std::string& alias) const {
+  return fmt::format(
+      "SELECT u.id, u.target_schema || '.' || u.target_table AS target, u.status FROM {} uc "
+      "JOIN {} u ON u.target_schema = uc.table_schema AND u.target_table = uc.table_name WHERE "
+      "uc.id = {}.source_table_id AND u.status <> 'live'",
+      table("captured_tables"), table("transforms"), alias);
+}
+
+std::string Store::waits_for_upstream(const std::string& alias) const {
+  return fmt::format("({0}.status = 'waiting_to_backfill' AND EXISTS ({1}))", alias,
+                     non_live_upstreams(alias));
+}
+
 std::string Store::fingerprint(pg::Connection& conn) {
   return conn
       .exec_prepared(fmt::format(

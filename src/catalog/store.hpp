@@ -38,6 +38,14 @@ class Store {
   int ensure_captured_table(pg::Connection& conn, const std::string& schema,
                             const std::string& name, const std::vector<Column>& key);
 
+  // A SELECT of the transforms whose target the transform row `alias` reads
+  // and that are not live (id, target as schema.table, status): a
+  // waiting_to_backfill transform starts its build only once this is empty.
+  std::string non_live_upstreams(const std::string& alias) const;
+  // The condition that transform row `alias` waits for an upstream: it is
+  // waiting_to_backfill and non_live_upstreams(alias) is not empty.
+  std::string waits_for_upstream(const std::string& alias) const;
+
   // A digest of what capture reconciliation depends on (each transform's
   // id, status, version and build phase; each captured table's installed
   // signature and oid): unchanged means a settled reconcile has nothing to do.

@@ -116,6 +116,16 @@ std::string build_progress(const Status& s) {
 
 std::vector<std::string> describe_status(const Status& s) {
   std::vector<std::string> out;
+  for (const auto& w : s.upstream_waits) {
+    std::string fix = "its build starts by itself once that is live";
+    if (w.status == "paused")
+      fix = fmt::format("RESUME TRANSFORM {}; this one builds once that is live", w.transform);
+    else if (w.status == "quarantined")
+      fix = fmt::format("fix its cause and RESUME TRANSFORM {}; this one builds once that is live",
+                        w.transform);
+    out.push_back(fmt::format("waits for upstream transform {}, which is {}; {}", w.transform,
+                              w.status, fix));
+  }
   if (s.status == "backfilling") out.push_back("building: " + build_progress(s));
   if (const auto& w = s.capture_wait) {
     std::vector<std::string> pids;

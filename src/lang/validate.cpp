@@ -330,10 +330,16 @@ void check_target(pg::Connection& conn, catalog::Store& store, const TransformSt
            fmt::format("relation {} already exists; pick another target name", name));
 }
 
+// A new definition over another transform's target needs that transform
+// live. Re-validating an existing transform (RESUME, ALTER, a widening) does
+// not: a resumed transform waits at waiting_to_backfill until every upstream
+// it reads is live (the reconciler starts its build only then), so an
+// upstream and its readers can be resumed together.
 void check_upstream(pg::Connection& conn, catalog::Store& store, const TableInfo& src,
-                    const std::vector<Column>& key) {
-  if (auto upstream = store.transform(conn, src.schema, src.name))
-    if (upstream->status != "live")
+                    const std::vector<Column>& key, const ValidateContext& ctx) {
+  if (!ctx.resuming)
+    if (auto upstream = store.transform(conn, src.schema, src.name);
+        upstream && upstream->status != "live")
       refuse(ErrorCode::validation,
              fmt::format("source {} is the target of transform {}, which is {} and not live; "
                          "wait until it is live (trellis await) and define this again",
@@ -470,7 +476,7 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
     if (!stmt.without_source_index) check_source_index(conn, src, def.group);
   }
   check_field_names(stmt, def.shape == "aggregate" ? def.group : def.key);
-  check_upstream(conn, store, src, def.key);
+  check_upstream(conn, store, src, def.key, ctx);
   def.reads = read_columns(stmt, src, def.key, def.group);
   type_expressions(conn, stmt, def);
   def.statement = normalized_statement(def);

@@ -230,14 +230,21 @@ class Runner {
         apply("PAUSE TRANSFORM " + transform(f.target).name,
               [&] { return status_of(transform(f.target).name) == "paused"; });
         paused_.insert(f.target);
+        waiting_.erase(f.target);
         log("paused " + transform(f.target).name);
         break;
-      case Fault::Kind::resume:
+      case Fault::Kind::resume: {
         apply("RESUME TRANSFORM " + transform(f.target).name,
               [&] { return status_of(transform(f.target).name) != "paused"; });
         paused_.erase(f.target);
-        log("resumed " + transform(f.target).name);
+        int up = transform(f.target).upstream;
+        bool waits = up >= 0 && (paused_.count(up) || waiting_.count(up));
+        if (waits) waiting_.insert(f.target);
+        settle_waits();
+        log("resumed " + transform(f.target).name +
+            (waits ? " (it waits for its upstream " + transform(up).name + ")" : ""));
         break;
+      }
       case Fault::Kind::truncate:
         truncate(g_.schema.tables[static_cast<size_t>(f.target)].name);
         break;
@@ -317,9 +324,38 @@ class Runner {
         "]");
   }
 
+  // Drops from waiting_ what no longer waits: its upstream is neither paused
+  // nor waiting (it goes live, and then the reader builds on its own).
+  void settle_waits() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto it = waiting_.begin(); it != waiting_.end();) {
+        int up = transform(*it).upstream;
+        if (!paused_.count(up) && !waiting_.count(up)) {
+          it = waiting_.erase(it);
+          changed = true;
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+
+  // A transform resumed while its upstream is paused (or waits so itself)
+  // waits at waiting_to_backfill and says for what.
+  void expect_waiting(int t) {
+    const std::string& name = transform(t).name;
+    auto s = api_->status(name);
+    std::string upstream = "public." + transform(transform(t).upstream).name;
+    if (!s || s->status != "waiting_to_backfill" || s->upstream_waits.size() != 1 ||
+        s->upstream_waits[0].transform != upstream)
+      throw StepFailure{name + " should wait for its upstream " + upstream + " but is " +
+                        (s ? describe_status(*s) : "(no status)")};
+  }
+
   void check_the_judge() {
     for (int t : defined_) {
-      if (paused_.count(t)) continue;
+      if (paused_.count(t) || waiting_.count(t)) continue;
       const std::string& name = transform(t).name;
       if (app_->exec("SELECT count(*) FROM " + name).get_int(0, 0) == 0) continue;
       app_->exec("DELETE FROM " + name + " WHERE ctid = (SELECT min(ctid) FROM " + name + ")");
@@ -334,7 +370,7 @@ class Runner {
     std::string exited = fleet_.reap_exited();
     if (!exited.empty()) throw StepFailure{"a worker process died on its own:\n" + exited};
     for (int t : defined_)
-      if (!paused_.count(t)) await_live(t);
+      if (!paused_.count(t) && !waiting_.count(t)) await_live(t);
     for (int attempt = 0;; ++attempt) {
       try {
         Token token = api_->watermark_token();
@@ -346,14 +382,16 @@ class Runner {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     }
+    for (int t : waiting_) expect_waiting(t);
     std::string diffs;
     for (int t : defined_) {
-      if (paused_.count(t)) continue;
+      if (paused_.count(t) || waiting_.count(t)) continue;
       std::string d = hooks_.oracle_diff(transform(t).name);
       if (!d.empty()) diffs += transform(t).name + " differs from its definition:\n" + d;
     }
     if (!diffs.empty()) throw StepFailure{diffs};
-    log(fmt::format("quiesce ok ({} transforms checked)", defined_.size() - paused_.size()));
+    log(fmt::format("quiesce ok ({} transforms checked, {} waiting for a paused upstream)",
+                    defined_.size() - paused_.size() - waiting_.size(), waiting_.size()));
   }
 
   const Generated& g_;
@@ -362,6 +400,7 @@ class Runner {
   std::unique_ptr<pg::Connection> app_;
   std::unique_ptr<Trellis> api_;
   std::set<int> defined_, paused_;
+  std::set<int> waiting_;  // resumed while the upstream was paused (or waited so)
   std::set<int> altered_;  // transforms carrying the field an ALTER added
   std::string log_;
   int failed_step_ = 0;

@@ -68,7 +68,8 @@ std::string Step::describe(const Schema& schema, const Program& program) const {
     case Kind::define:
       return "define " + program.transforms[static_cast<size_t>(transform)].name;
     case Kind::quiesce:
-      return "quiesce: every unpaused transform live, token, await, oracle";
+      return "quiesce: every unpaused transform live (or waiting for a paused upstream), token, "
+             "await, oracle";
     case Kind::burst:
       break;
   }
@@ -93,7 +94,32 @@ namespace {
 struct PlanState {
   std::set<int> defined, paused;
   std::vector<int> deferred;  // level-0 transforms defined under the first burst
+  // Resumed while their upstream was paused (or waited so itself): they wait
+  // at waiting_to_backfill until it is resumed, and nothing is defined over them.
+  std::set<int> waiting;
+  std::set<int> resumed_in_burst;
 };
+
+int upstream_of(const Program& program, int t) {
+  return program.transforms[static_cast<size_t>(t)].upstream;
+}
+
+// Drops from `waiting` what no longer waits: its upstream is neither paused
+// nor waiting (it goes live, and then the reader builds).
+void settle_waits(const Program& program, PlanState& s) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = s.waiting.begin(); it != s.waiting.end();) {
+      int up = upstream_of(program, *it);
+      if (!s.paused.count(up) && !s.waiting.count(up)) {
+        it = s.waiting.erase(it);
+        changed = true;
+      } else {
+        ++it;
+      }
+    }
+  }
+}
 
 Fault fault_of(Fault::Kind kind, int at_percent, int target) {
   Fault f;
@@ -144,16 +170,30 @@ Fault random_fault(Rng& rng, const Schema& schema, const Program& program, PlanS
       f.kind = Fault::Kind::join_worker;
       f.spec = random_worker(rng, false);
     } else if (roll < 72) {
-      auto can = pausable(s);
+      // Not an upstream of a reader resumed in this burst: that reader may
+      // not have started its build yet, and would then wait for this one
+      // to be resumed, which the plan does not know.
+      std::vector<int> can;
+      for (int t : pausable(s)) {
+        bool reader_resumed = false;
+        for (int r : s.resumed_in_burst)
+          reader_resumed = reader_resumed || upstream_of(program, r) == t;
+        if (!reader_resumed) can.push_back(t);
+      }
       if (can.empty()) continue;
       f.kind = Fault::Kind::pause;
       f.target = pick(rng, can);
       s.paused.insert(f.target);
+      s.waiting.erase(f.target);
     } else if (roll < 80) {
       if (s.paused.empty()) continue;
       f.kind = Fault::Kind::resume;
       f.target = pick(rng, std::vector<int>(s.paused.begin(), s.paused.end()));
       s.paused.erase(f.target);
+      int up = upstream_of(program, f.target);
+      if (up >= 0 && (s.paused.count(up) || s.waiting.count(up))) s.waiting.insert(f.target);
+      settle_waits(program, s);
+      s.resumed_in_burst.insert(f.target);
     } else if (roll < 86) {
       auto can = droppable(program, s);
       if (can.empty()) continue;
@@ -183,6 +223,7 @@ Step random_burst(Rng& rng, const Schema& schema, const Program& program, PlanSt
   b.writers = static_cast<int>(uniform(rng, 1, 4));
   b.ops_each = static_cast<int>(uniform(rng, 20, 120));
   b.seed = rng() >> 16;
+  s.resumed_in_burst.clear();
   for (int t : s.deferred) {
     b.faults.push_back(fault_of(Fault::Kind::define, 0, t));
   }
@@ -227,6 +268,7 @@ Plan random_plan(Rng& rng, const Schema& schema, const Program& program, int rou
     if (last && !s.paused.empty() && chance(rng, 0.5)) {
       for (int t : s.paused) burst.faults.push_back(fault_of(Fault::Kind::resume, 50, t));
       s.paused.clear();
+      s.waiting.clear();  // every upstream is resumed too
     }
     p.steps.push_back(std::move(burst));
     Step quiesce;
@@ -234,12 +276,13 @@ Plan random_plan(Rng& rng, const Schema& schema, const Program& program, int rou
     p.steps.push_back(quiesce);
     if (last) break;
     // A chained transform (or a dropped one) is defined after a quiesce,
-    // once its upstream is live (defined and not paused).
+    // once its upstream is live (defined, not paused and not waiting).
     for (size_t i = 0; i < program.transforms.size(); ++i) {
       const Transform& t = program.transforms[i];
       int idx = static_cast<int>(i);
       bool upstream_live =
-          t.upstream < 0 || (s.defined.count(t.upstream) && !s.paused.count(t.upstream));
+          t.upstream < 0 || (s.defined.count(t.upstream) && !s.paused.count(t.upstream) &&
+                             !s.waiting.count(t.upstream));
       if (s.defined.count(idx) || !upstream_live || !(chance(rng, 0.6) || r + 2 >= rounds))
         continue;
       p.steps.push_back(define_step(idx));

@@ -295,6 +295,35 @@ TEST_F(Cli, StatusTableSaysNothingWillMoveWithoutWorkers) {
   EXPECT_NE(r.out.find("nothing will move: start `trellis run`"), std::string::npos) << r.out;
 }
 
+TEST_F(Cli, StatusTableNamesTheUpstreamAResumedReaderWaitsFor) {
+  create_orders(10);
+  {
+    auto t = start(2);
+    t->apply(kDoubled);
+    await_status(*t, "doubled", "live");
+    t->apply("TRANSFORM labels FROM doubled SELECT lower(label) AS l");
+    await_status(*t, "labels", "live");
+    t->apply("PAUSE TRANSFORM doubled");
+    t->apply("PAUSE TRANSFORM labels");
+  }  // no workers from here on
+  auto resumed = trellis({"apply", "RESUME TRANSFORM labels"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(resumed.out, "resume public.labels: waiting_to_backfill\n");
+  auto r = trellis({"status", "labels"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("waits for upstream transform public.doubled, which is paused; RESUME "
+                       "TRANSFORM public.doubled; this one builds once that is live"),
+            std::string::npos)
+      << r.out;
+  ASSERT_EQ(trellis({"apply", "RESUME TRANSFORM doubled"}).code, 0);
+  r = trellis({"status", "labels"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("waits for upstream transform public.doubled, which is "
+                       "waiting_to_backfill; its build starts by itself once that is live"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(Cli, RunAndAwaitBringATransformLiveAndTheTargetMatches) {
   create_orders(300);
   ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
