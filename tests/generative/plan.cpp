@@ -97,6 +97,8 @@ struct PlanState {
   // Resumed while their upstream was paused (or waited so itself): they wait
   // at waiting_to_backfill until it is resumed, and nothing is defined over them.
   std::set<int> waiting;
+  // Readers resumed in this burst or defined since the last quiesce: their
+  // builds may not have started, so their upstreams are not paused.
   std::set<int> resumed_in_burst;
 };
 
@@ -170,9 +172,10 @@ Fault random_fault(Rng& rng, const Schema& schema, const Program& program, PlanS
       f.kind = Fault::Kind::join_worker;
       f.spec = random_worker(rng, false);
     } else if (roll < 72) {
-      // Not an upstream of a reader resumed in this burst: that reader may
-      // not have started its build yet, and would then wait for this one
-      // to be resumed, which the plan does not know.
+      // Not an upstream of a reader resumed in this burst or defined since
+      // the last quiesce: that reader may not have started its build yet,
+      // and would then wait for this one to be resumed (a build waits for
+      // every upstream to be live), which the plan does not know.
       std::vector<int> can;
       for (int t : pausable(s)) {
         bool reader_resumed = false;
@@ -223,7 +226,6 @@ Step random_burst(Rng& rng, const Schema& schema, const Program& program, PlanSt
   b.writers = static_cast<int>(uniform(rng, 1, 4));
   b.ops_each = static_cast<int>(uniform(rng, 20, 120));
   b.seed = rng() >> 16;
-  s.resumed_in_burst.clear();
   for (int t : s.deferred) {
     b.faults.push_back(fault_of(Fault::Kind::define, 0, t));
   }
@@ -274,6 +276,7 @@ Plan random_plan(Rng& rng, const Schema& schema, const Program& program, int rou
     Step quiesce;
     quiesce.kind = Step::Kind::quiesce;
     p.steps.push_back(quiesce);
+    s.resumed_in_burst.clear();  // every reader is built (or waits) by now
     if (last) break;
     // A chained transform (or a dropped one) is defined after a quiesce,
     // once its upstream is live (defined, not paused and not waiting).
@@ -287,6 +290,7 @@ Plan random_plan(Rng& rng, const Schema& schema, const Program& program, int rou
         continue;
       p.steps.push_back(define_step(idx));
       s.defined.insert(idx);
+      s.resumed_in_burst.insert(idx);  // not built before the next burst starts
     }
   }
   return p;
