@@ -5,9 +5,16 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace trellis {
+
+// The lifecycle words of Status::status (and Applied::status) as a type, for
+// code that branches on them.
+enum class Lifecycle { waiting_to_backfill, backfilling, catching_up, live, paused, quarantined };
+std::string word(Lifecycle lifecycle);
+std::optional<Lifecycle> lifecycle_named(std::string_view word);
 
 struct BackfillFailure {
   std::string chunk;
@@ -87,6 +94,8 @@ struct Status {
   // transform waits for before its build starts (not part of the seed
   // record, shown by `trellis status`); empty when nothing is waited for.
   std::vector<UpstreamWait> upstream_waits;
+
+  bool is(Lifecycle lifecycle) const;
 };
 
 }  // namespace trellis

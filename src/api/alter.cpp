@@ -62,7 +62,7 @@ void refuse_dropping_read_columns(Trellis::Impl& impl, pg::Connection& conn,
 catalog::TransformDef load(Trellis::Impl& impl, pg::Connection& conn,
                            const lang::AlterTransformStmt& stmt) {
   auto def = require_transform(impl, conn, stmt.target);
-  if (def.shape != "one_to_one")
+  if (def.shape != catalog::Shape::one_to_one)
     throw Error(ErrorCode::validation,
                 fmt::format("ALTER TRANSFORM changes 1-1 transforms only and {} groups its "
                             "source; to change it, PAUSE and DROP it and define it again",
@@ -77,7 +77,8 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
   auto def = load(impl, *conn, stmt);
   auto stored = std::get<lang::TransformStmt>(lang::parse_statement(def.statement));
   auto edit = lang::edit_fields(stored, stmt, def.target_name());
-  Applied applied{"alter", def.target_name(), def.status, edit.added, edit.dropped, edit.altered};
+  Applied applied{"alter",    def.target_name(), std::string(catalog::name(def.status)),
+                  edit.added, edit.dropped,      edit.altered};
   if (!edit.changed()) return applied;
   if (edit.edited.fields.empty())
     throw Error(
@@ -105,18 +106,12 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
                             def.target_name(), e.what(), kTargetLockTimeout));
   }
   // A dropped field is no longer paused.
-  conn->exec(fmt::format("UPDATE {} SET definition = $2::jsonb, statement = $3, version = "
-                         "version + 1, paused_columns = paused_columns - ARRAY(SELECT "
-                         "jsonb_array_elements_text($4::jsonb)), updated_at = now() WHERE id = "
-                         "$1::int",
-                         impl.store.table("transforms")),
-             {std::to_string(def.id), catalog::to_json(fresh).dump(), fresh.statement,
-              nlohmann::json(edit.dropped).dump()});
+  impl.lifecycle.redefine(*conn, def.id, fresh, edit.dropped);
   std::vector<std::string> fields = edit.added;
   fields.insert(fields.end(), edit.altered.begin(), edit.altered.end());
   bool build = start_field_build(impl, *conn, lock, fields, edit.dropped);
   txn.commit();
-  if (build) applied.status = "backfilling";
+  if (build) applied.status = catalog::name(catalog::Status::backfilling);
   impl.store.notify_work(*conn);
   return applied;
 }

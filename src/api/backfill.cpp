@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
-#include "compile/drain_sql.hpp"
 
 namespace trellis::api {
 
@@ -22,13 +21,10 @@ int request_backfill(Trellis::Impl& impl, const std::string& table) {
   };
   auto source = impl.store.captured_table(*conn, schema, name);
   if (!source) throw not_read();
-  auto r = conn->exec(fmt::format("UPDATE {} SET {} WHERE source_table_id = $1::int AND status IN "
-                                  "('backfilling', 'live') RETURNING id",
-                                  impl.store.table("transforms"), compile::kRebuildInPlace),
-                      {std::to_string(source->id)});
-  if (r.rows() == 0) throw not_read();
+  int rebuilt = impl.lifecycle.rebuild_readers_of(*conn, source->id);
+  if (rebuilt == 0) throw not_read();
   impl.store.notify_work(*conn);
-  return r.rows();
+  return rebuilt;
 }
 
 }  // namespace trellis::api

@@ -21,7 +21,7 @@ std::string address(const catalog::TransformDef& def, const std::string& column)
 }
 
 void require_field(const catalog::TransformDef& def, const std::string& column, const char* verb) {
-  if (def.shape != "one_to_one")
+  if (def.shape != catalog::Shape::one_to_one)
     throw Error(ErrorCode::validation,
                 fmt::format("{} TRANSFORM of one column works on 1-1 transforms and {} groups its "
                             "source; {} the whole transform",
@@ -40,18 +40,14 @@ void require_field(const catalog::TransformDef& def, const std::string& column, 
 Applied pause_column(Trellis::Impl& impl, const catalog::TransformDef& def,
                      const std::string& column) {
   require_field(def, column, "PAUSE");
-  if (def.paused(column)) return {"pause", address(def, column), def.status};
+  if (def.paused(column))
+    return {"pause", address(def, column), std::string(catalog::name(def.status))};
   auto conn = impl.pool.acquire();
   pg::Transaction txn(*conn);
   lock_for_edit(impl, *conn, def, "PAUSE");
-  conn->exec(
-      fmt::format("UPDATE {} SET paused_columns = paused_columns || jsonb_build_object($2::text, "
-                  "jsonb_build_object('since', now()::text, 'reason', 'operator')), "
-                  "version = version + 1, updated_at = now() WHERE id = $1::int",
-                  impl.store.table("transforms")),
-      {std::to_string(def.id), column});
+  impl.lifecycle.pause_column(*conn, def.id, column);
   txn.commit();
-  return {"pause", address(def, column), def.status};
+  return {"pause", address(def, column), std::string(catalog::name(def.status))};
 }
 
 Applied resume_column(Trellis::Impl& impl, const catalog::TransformDef& def,
@@ -65,18 +61,15 @@ Applied resume_column(Trellis::Impl& impl, const catalog::TransformDef& def,
   auto conn = impl.pool.acquire();
   pg::Transaction txn(*conn);
   auto lock = lock_for_edit(impl, *conn, def, "RESUME");
-  conn->exec(
-      fmt::format("UPDATE {} SET paused_columns = paused_columns - $2::text, version = version "
-                  "+ 1, updated_at = now() WHERE id = $1::int",
-                  impl.store.table("transforms")),
-      {std::to_string(def.id), column});
+  impl.lifecycle.resume_column(*conn, def.id, column);
   // Keys a column fuse let go are forgotten: the field build re-derives them.
   conn->exec(compile::compile_quarantine(impl.store.schema()).clear_column,
              {std::to_string(def.id), column});
   bool build = start_field_build(impl, *conn, lock, {column}, {});
   txn.commit();
   impl.store.notify_work(*conn);
-  return {"resume", address(def, column), build ? "backfilling" : lock.status};
+  return {"resume", address(def, column),
+          std::string(catalog::name(build ? catalog::Status::backfilling : lock.row.status))};
 }
 
 }  // namespace trellis::api

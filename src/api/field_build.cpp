@@ -8,46 +8,35 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
 #include "api/instance.hpp"
+#include "catalog/transitions.hpp"
 
 namespace trellis::api {
 
 EditLock lock_for_edit(Trellis::Impl& impl, pg::Connection& conn, const catalog::TransformDef& def,
                        const std::string& statement) {
-  auto row = conn.exec(fmt::format("SELECT status, version, array_to_json(build_fields)::text "
-                                   "FROM {} WHERE id = $1::int FOR UPDATE",
-                                   impl.store.table("transforms")),
-                       {std::to_string(def.id)});
-  if (row.rows() == 0 || row.get_int(0, 1) != def.version)
+  auto row = impl.lifecycle.lock_for_edit(conn, def.id, def.version);
+  if (!row)
     throw Error(ErrorCode::conflict,
                 fmt::format("transform {} changed while the {} ran; run it again",
                             def.target_name(), statement));
-  EditLock lock{def.id, row.get(0, 0), std::nullopt};
-  if (auto pending = row.get_opt(0, 2))
-    lock.pending = nlohmann::json::parse(*pending).get<std::vector<std::string>>();
-  return lock;
+  return {def.id, *row};
 }
 
 bool start_field_build(Trellis::Impl& impl, pg::Connection& conn, const EditLock& lock,
                        std::vector<std::string> fields, const std::vector<std::string>& gone) {
-  if (fields.empty() || (lock.status != "live" && lock.status != "backfilling")) return false;
-  bool full = lock.status == "backfilling" && !lock.pending;
-  if (lock.pending)
-    for (const auto& name : *lock.pending)
+  const auto& row = lock.row;
+  if (fields.empty() || !catalog::allowed(catalog::Operation::start_field_build, row.status))
+    return false;
+  bool full = row.status == catalog::Status::backfilling && !row.pending_fields;
+  if (row.pending_fields)
+    for (const auto& name : *row.pending_fields)
       if (std::find(fields.begin(), fields.end(), name) == fields.end() &&
           std::find(gone.begin(), gone.end(), name) == gone.end())
         fields.push_back(name);
-  conn.exec(
-      fmt::format("UPDATE {} SET status = 'backfilling', build_phase = 'awaiting_capture', "
-                  "build_fields = CASE WHEN $2::jsonb IS NULL THEN NULL ELSE ARRAY(SELECT "
-                  "jsonb_array_elements_text($2::jsonb)) END, build_fence = NULL, "
-                  "build_cursor = NULL, build_rows_done = 0, build_owner_pid = NULL, "
-                  "build_owner_start = NULL, build_not_before = NULL, backfill_failure = "
-                  "NULL WHERE id = $1::int",
-                  impl.store.table("transforms")),
-      {std::to_string(lock.id), full ? pg::Param{} : pg::Param{nlohmann::json(fields).dump()}});
+  impl.lifecycle.start_field_build(conn, lock.id,
+                                   full ? std::nullopt : std::optional(std::move(fields)));
   return true;
 }
 

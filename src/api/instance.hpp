@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "catalog/lifecycle.hpp"
 #include "catalog/store.hpp"
 #include "lang/statement.hpp"
 #include "pg/pool.hpp"
@@ -15,10 +16,12 @@ namespace trellis {
 struct Trellis::Impl {
   Options options;
   catalog::Store store;
+  catalog::Lifecycle lifecycle;
   pg::Pool pool;
   std::unique_ptr<Runtime> runtime;
 
-  explicit Impl(const Options& o) : options(o), store(o.schema), pool(o.url, o.pool_size) {}
+  explicit Impl(const Options& o)
+      : options(o), store(o.schema), lifecycle(store), pool(o.url, o.pool_size) {}
 };
 
 namespace api {
@@ -41,8 +44,7 @@ Applied resume_column(Trellis::Impl& impl, const catalog::TransformDef& def,
 // an edit, inside the caller's transaction.
 struct EditLock {
   int id = 0;
-  std::string status;
-  std::optional<std::vector<std::string>> pending;  // fields an unfinished field build names
+  catalog::EditRow row;
 };
 // Locks the row; `conflict` when its version moved since `def` was read.
 EditLock lock_for_edit(Trellis::Impl& impl, pg::Connection& conn, const catalog::TransformDef& def,

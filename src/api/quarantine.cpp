@@ -39,7 +39,7 @@ void release_key(Trellis::Impl& impl, const std::string& target, const std::stri
     throw Error(ErrorCode::not_found,
                 fmt::format("{} does not read {}.{}; its source is {}", def.target_name(), schema,
                             name, def.source_name()));
-  if (def.status == "paused")
+  if (def.status == catalog::Status::paused)
     throw Error(ErrorCode::conflict,
                 fmt::format("{} is paused; RESUME TRANSFORM {} rebuilds every key instead",
                             def.target_name(), def.target_name()));

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
-#include "compile/drain_sql.hpp"
+#include "catalog/transitions.hpp"
 #include "compile/quarantine_sql.hpp"
 #include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
@@ -32,11 +32,7 @@ void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::Tran
           fmt::format("relation {} already exists; pick another target name", def.target_name()));
     throw;
   }
-  conn.exec(fmt::format("INSERT INTO {} (target_schema, target_table, source_table_id, shape, "
-                        "statement, definition) VALUES ($1, $2, $3::int, $4, $5, $6::jsonb)",
-                        impl.store.table("transforms")),
-            {def.target_schema, def.target_table, std::to_string(def.source_table_id), def.shape,
-             def.statement, catalog::to_json(def).dump()});
+  impl.lifecycle.define(conn, def);
   txn.commit();
 }
 
@@ -47,40 +43,37 @@ Applied define_transform(Trellis::Impl& impl, const lang::TransformStmt& stmt) {
   lang::ValidateContext ctx{impl.options.target_schema, false};
   auto def = lang::validate_transform(*conn, impl.store, stmt, ctx);
   register_transform(impl, *conn, def);
-  return {"transform", def.target_name(), "waiting_to_backfill"};
+  return {"transform", def.target_name(), std::string(catalog::name(def.status))};
 }
 
 Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt) {
   auto conn = impl.pool.acquire();
   auto [def, column] = locate(impl, *conn, stmt.target, stmt.column);
   if (column) return pause_column(impl, def, *column);
-  conn->exec(fmt::format("UPDATE {} SET {} WHERE id = $1::int", impl.store.table("transforms"),
-                         compile::kPause),
-             {std::to_string(def.id)});
-  return {"pause", def.target_name(), "paused"};
+  impl.lifecycle.pause(*conn, def.id);
+  return {"pause", def.target_name(), word(Lifecycle::paused)};
 }
 
 Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt) {
   auto conn = impl.pool.acquire();
   auto [def, column] = locate(impl, *conn, stmt.target, stmt.column);
   if (column) return resume_column(impl, def, *column);
-  if (def.status != "paused" && def.status != "quarantined")
-    return {"resume", def.target_name(), def.status};
+  if (!catalog::allowed(catalog::Operation::resume, def.status))
+    return {"resume", def.target_name(), std::string(catalog::name(def.status))};
   auto parsed = std::get<lang::TransformStmt>(lang::parse_statement(def.statement));
   lang::ValidateContext ctx{impl.options.target_schema, true};
   auto fresh = lang::validate_transform(*conn, impl.store, parsed, ctx);
-  conn->exec(fmt::format("UPDATE {} SET definition = $2::jsonb, version = version + 1, status = "
-                         "'waiting_to_backfill', build_sweep_target = true, build_phase = NULL, "
-                         "build_fields = NULL, build_fence = NULL, "
-                         "build_cursor = NULL, capture_failure = NULL, drain_failure = NULL, "
-                         "backfill_failure = NULL, updated_at = now() WHERE id = $1::int",
-                         impl.store.table("transforms")),
-             {std::to_string(def.id), catalog::to_json(fresh).dump()});
+  if (!impl.lifecycle.resume(*conn, def.id, fresh)) {
+    // Resumed (or paused and resumed) by another session meanwhile.
+    auto now = impl.store.transform_by_id(*conn, def.id);
+    return {"resume", def.target_name(),
+            now ? std::string(catalog::name(now->status)) : word(Lifecycle::paused)};
+  }
   // The rebuild re-derives every key, so held keys and charges are forgotten
   // (which re-arms the fuse of a quarantined transform).
   conn->exec(compile::compile_quarantine(impl.store.schema()).clear_transform,
              {std::to_string(def.id)});
-  return {"resume", def.target_name(), "waiting_to_backfill"};
+  return {"resume", def.target_name(), word(Lifecycle::waiting_to_backfill)};
 }
 
 Applied drop_transform(Trellis::Impl& impl, const lang::DropTransformStmt& stmt) {
@@ -88,18 +81,20 @@ Applied drop_transform(Trellis::Impl& impl, const lang::DropTransformStmt& stmt)
   auto def = impl.store.transform(*conn, stmt.target.schema.value_or(impl.options.target_schema),
                                   stmt.target.name);
   if (!def) return {"drop", target_of(impl, stmt.target), "dropped"};
-  if (def->status != "paused")
+  if (!catalog::allowed(catalog::Operation::drop, def->status))
     throw Error(ErrorCode::validation,
                 fmt::format("transform {} is {}; run PAUSE TRANSFORM {} before dropping it",
-                            def->target_name(), def->status, def->target_name()));
+                            def->target_name(), catalog::name(def->status), def->target_name()));
   auto readers = readers_of_target(impl, *conn, *def);
   if (!readers.empty())
     throw Error(ErrorCode::validation,
                 fmt::format("transform {} is read by transform {}; drop that one first",
                             def->target_name(), readers.front().target_name()));
   pg::Transaction txn(*conn);
-  conn->exec(fmt::format("DELETE FROM {} WHERE id = $1::int", impl.store.table("transforms")),
-             {std::to_string(def->id)});
+  if (!impl.lifecycle.drop(*conn, def->id))
+    throw Error(
+        ErrorCode::conflict,
+        fmt::format("transform {} changed while the DROP ran; run it again", def->target_name()));
   for (const auto& ddl : compile::compile_transform(*def).drop) conn->exec(ddl);
   txn.commit();
   return {"drop", def->target_name(), "dropped"};

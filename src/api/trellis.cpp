@@ -98,15 +98,15 @@ std::vector<Definition> Trellis::definitions() {
     auto conn = impl_->pool.acquire();
     std::map<std::string, std::optional<CaptureFailure>> halts;
     for (auto& s : api::read_status(*impl_, std::nullopt))
-      if (s.capture_failure && s.capture_failure->kind == "halt")
+      if (s.capture_failure && s.capture_failure->kind == catalog::name(catalog::FailureKind::halt))
         halts[s.target] = s.capture_failure;
     std::vector<Definition> out;
     for (const auto& d : impl_->store.transforms(*conn))
       out.push_back({d.target_name(),
                      d.statement,
-                     d.shape,
+                     std::string(catalog::name(d.shape)),
                      {d.source_name()},
-                     d.status,
+                     std::string(catalog::name(d.status)),
                      halts[d.target_name()],
                      d.paused_columns});
     return out;

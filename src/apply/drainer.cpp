@@ -22,6 +22,7 @@ Drainer::Drainer(catalog::Store& store, const ring::Ring& ring, DrainConfig conf
       ring_(ring),
       config_(config),
       sql_(compile::compile_drain(store.schema(), ring.config().slots)),
+      failures_(catalog::Lifecycle(store).drain_failure_statements()),
       quarantine_(store.schema()) {}
 
 bool Drainer::drain_one(pg::Connection& conn) {
@@ -84,7 +85,7 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
       all_keys.push_back({rederiver_.sql(d).page_all_held_keys, {}});
     TransformWork w{d.id, d.source_table_id, {}, std::nullopt};
     for (const auto& step : rederiver_.sql(d).steps) w.steps.push_back({step, {}});
-    if (d.shape == "one_to_one") w.one_to_one = d;
+    if (d.shape == catalog::Shape::one_to_one) w.one_to_one = d;
     page.work.push_back(std::move(w));
   }
   if (!all_keys.empty()) conn.pipeline(all_keys);
@@ -104,7 +105,7 @@ bool Drainer::drain_page(pg::Connection& conn, const Claim& claim) {
   conn.pipeline(stmts);
   txn.commit();
   fed_downstream_ = fed_downstream_ || page->feeds;
-  if (!page->tables.empty()) conn.exec(sql_.clear_drain_failure, {pg::int_array(page->tables)});
+  if (!page->tables.empty()) conn.exec(failures_.clear, {pg::int_array(page->tables)});
   return page->last;
 }
 
@@ -113,7 +114,7 @@ void Drainer::record_failure(pg::Connection& conn, const Claim& claim, const std
   conn.exec(sql_.fail_bucket, {claim.seg, claim.buckets});
   if (pg::classify_sqlstate(sqlstate) == pg::FailureClass::transient) return;  // charge nothing
   auto tables = conn.exec(sql_.bucket_tables, {claim.seg, claim.buckets});
-  conn.exec(sql_.record_drain_failure, {tables.get(0, 0), error, sqlstate});
+  conn.exec(failures_.record, {tables.get(0, 0), error, sqlstate});
 }
 
 }  // namespace trellis::apply

@@ -10,6 +10,7 @@
 
 #include "apply/quarantine.hpp"
 #include "apply/rederive.hpp"
+#include "catalog/lifecycle.hpp"
 #include "catalog/store.hpp"
 #include "compile/drain_sql.hpp"
 #include "pg/connection.hpp"
@@ -62,6 +63,7 @@ class Drainer {
   const ring::Ring& ring_;
   DrainConfig config_;
   compile::DrainSql sql_;
+  catalog::DrainFailureStatements failures_;
   Rederiver rederiver_;
   Quarantine quarantine_;
 };

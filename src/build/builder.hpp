@@ -5,8 +5,8 @@
 
 #include "apply/quarantine.hpp"
 #include "apply/rederive.hpp"
+#include "catalog/lifecycle.hpp"
 #include "catalog/store.hpp"
-#include "compile/drain_sql.hpp"
 #include "pg/connection.hpp"
 
 namespace trellis::build {
@@ -17,7 +17,7 @@ struct BuildConfig {
 
 class Builder {
  public:
-  Builder(catalog::Store& store, int ring_slots, BuildConfig config);
+  Builder(catalog::Store& store, BuildConfig config);
   // Claims a backfilling transform (or keeps the one this connection owns)
   // and runs one chunk. Returns false when there was nothing to build.
   bool build_one_chunk(pg::Connection& conn);
@@ -25,9 +25,10 @@ class Builder {
  private:
   // The chunk this connection's claim is at, its page filled.
   struct Chunk {
-    std::string phase;  // source | target | groups | fields
-    pg::Param upper;    // the chunk's last key (group); nothing on the phase's last chunk
-    std::string next;   // the phase after this chunk ("" when the build is done)
+    catalog::BuildPhase phase = catalog::BuildPhase::source;
+    pg::Param upper;  // the chunk's last key (group); nothing on the phase's last chunk
+    // The phase after this chunk (none when the build is done).
+    std::optional<catalog::BuildPhase> next;
     apply::TransformWork work;
   };
   std::optional<Chunk> fill_chunk(pg::Connection& conn, const catalog::TransformDef& def);
@@ -35,7 +36,7 @@ class Builder {
 
   catalog::Store& store_;
   BuildConfig config_;
-  compile::DrainSql sql_;
+  catalog::BuildStatements sql_;
   apply::Rederiver rederiver_;
   apply::Quarantine quarantine_;
 };

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "capture/widen.hpp"
-#include "compile/drain_sql.hpp"
+#include "catalog/lifecycle.hpp"
 #include "compile/sql_text.hpp"
 #include "lang/introspect.hpp"
 
@@ -19,7 +19,7 @@ namespace trellis::capture {
 namespace {
 
 struct Finding {
-  std::string kind;  // capture | disruption
+  catalog::FailureKind kind;
   std::vector<std::string> columns;
   std::string error;
   bool widening = false;  // only catalog-only widenings: applied in place, no pause
@@ -35,46 +35,46 @@ std::optional<Finding> table_finding(pg::Connection& conn, const catalog::Captur
                                      const compile::CaptureSql& capture) {
   const std::string table = name_of(t);
   if (!info)
-    return Finding{"disruption",
+    return Finding{catalog::FailureKind::disruption,
                    {},
                    fmt::format("table {} was dropped or renamed; its changes are no longer "
                                "captured. Restore it, then RESUME the transform (it rebuilds)",
                                table)};
   if (info->oid != t.relid)
-    return Finding{"disruption",
+    return Finding{catalog::FailureKind::disruption,
                    {},
                    fmt::format("table {} was replaced by another table of the same name; changes "
                                "may be missing. RESUME the transform to capture the new table "
                                "and rebuild",
                                table)};
   if (conn.exec(capture.trigger_probe).get_int(0, 0) < 4)
-    return Finding{"disruption",
+    return Finding{catalog::FailureKind::disruption,
                    {},
                    fmt::format("capture triggers on {} were disabled or dropped (e.g. by ALTER "
                                "TABLE ... DISABLE TRIGGER ALL); changes made meanwhile may be "
                                "missing. RESUME the transform to reinstall capture and rebuild",
                                table)};
   if (t.installed_digest && conn.exec(capture.function_digest).get_opt(0, 0) != t.installed_digest)
-    return Finding{"disruption",
+    return Finding{catalog::FailureKind::disruption,
                    {},
                    fmt::format("a capture trigger function of {} was replaced or dropped outside "
                                "Trellis; changes made meanwhile may be missing. RESUME the "
                                "transform to reinstall capture and rebuild",
                                table)};
   if (info->in_hierarchy)
-    return Finding{"capture",
+    return Finding{catalog::FailureKind::capture,
                    {},
                    fmt::format("table {} joined an inheritance hierarchy or was partitioned; "
                                "detach it, then RESUME the transform",
                                table)};
   if (info->rls_applies)
-    return Finding{"capture",
+    return Finding{catalog::FailureKind::capture,
                    {},
                    fmt::format("row-level security on {} now applies to Trellis's role; disable "
                                "it or exempt the role, then RESUME the transform",
                                table)};
   if (info->subscribed)
-    return Finding{"capture",
+    return Finding{catalog::FailureKind::capture,
                    {},
                    fmt::format("a logical-replication subscription writes into {}; its changes "
                                "bypass capture. Drop the subscription, then RESUME the transform",
@@ -90,7 +90,7 @@ std::optional<Finding> table_finding(pg::Connection& conn, const catalog::Captur
   bool unique = same_set(info->primary_key) ||
                 std::any_of(info->unique_keys.begin(), info->unique_keys.end(), same_set);
   if (!unique)
-    return Finding{"capture", key,
+    return Finding{catalog::FailureKind::capture, key,
                    fmt::format("the key ({}) of {} is no longer a primary key or unique index; "
                                "restore it, then RESUME the transform",
                                fmt::join(key, ", "), table)};
@@ -100,7 +100,7 @@ std::optional<Finding> table_finding(pg::Connection& conn, const catalog::Captur
 // Columns one reader reads that are gone or retyped.
 std::optional<Finding> reader_finding(const catalog::CapturedTable& t, const lang::TableInfo& info,
                                       const catalog::TransformDef& d) {
-  Finding f{"capture", {}, "", true};
+  Finding f{catalog::FailureKind::capture, {}, "", true};
   std::vector<std::string> problems;
   for (const auto& c : d.reads) {
     const auto* col = info.find(c.name);
@@ -129,7 +129,7 @@ DriftWatch::DriftWatch(catalog::Store& store, compile::RingShape ring)
     : store_(store), ring_(std::move(ring)) {}
 
 int DriftWatch::check(pg::Connection& conn) {
-  auto defs = store_.transforms(conn, "status IN ('backfilling', 'live')");
+  auto defs = store_.running_transforms(conn);
   int paused = 0;
   for (const auto& table : store_.captured_tables(conn)) {
     if (!table.installed_signature) continue;
@@ -148,17 +148,11 @@ int DriftWatch::check(pg::Connection& conn) {
         if (widened != Widened::not_widening) continue;  // done, or tried again next check
         finding->error += " (not applied in place: " + why + ")";
       }
-      nlohmann::json failure = {{"kind", finding->kind},
+      nlohmann::json failure = {{"kind", catalog::name(finding->kind)},
                                 {"table", name_of(table)},
                                 {"columns", finding->columns},
                                 {"error", finding->error}};
-      auto r = conn.exec(
-          fmt::format("UPDATE {} SET {}, capture_failure = $2::jsonb || "
-                      "jsonb_build_object('detected_at', now()::text) WHERE id = $1::int AND "
-                      "status IN ('backfilling', 'live')",
-                      store_.table("transforms"), compile::kPause),
-          {std::to_string(d->id), failure.dump()});
-      if (r.affected() == 0) continue;
+      if (!catalog::Lifecycle(store_).pause_on_drift(conn, d->id, failure.dump())) continue;
       ++paused;
       spdlog::warn("transform {} paused: {}", d->target_name(), finding->error);
     }

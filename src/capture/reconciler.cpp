@@ -38,26 +38,14 @@ std::string signature_of(const catalog::CapturedTable& t, const std::vector<Colu
   return j.dump();
 }
 
-// The transforms row `row` is one of the covered definitions (parameters
-// $n ids and $n+1 versions, pairwise): the same transform at the same version.
-std::string is_covered(const std::string& row, int n) {
-  return fmt::format(
-      "EXISTS (SELECT 1 FROM unnest(${0}::int[], ${1}::int[]) AS __c (id, version) WHERE __c.id = "
-      "{2}.id AND __c.version = {2}.version)",
-      n, n + 1, row);
-}
-
 }  // namespace
 
 void Reconciler::cover(Covered& covered, const std::vector<catalog::TransformDef>& readers) {
-  for (const auto& d : readers) {
-    covered.ids.push_back(d.id);
-    covered.versions.push_back(d.version);
-  }
+  for (const auto& d : readers) covered.add(d);
 }
 
 Reconciler::Reconciler(catalog::Store& store, compile::RingShape ring)
-    : store_(store), ring_(std::move(ring)) {}
+    : store_(store), lifecycle_(store), ring_(std::move(ring)) {}
 
 bool Reconciler::reconcile(pg::Connection& conn) {
   // A transform waiting for an upstream that is not live (a reader resumed
@@ -65,8 +53,7 @@ bool Reconciler::reconcile(pg::Connection& conn) {
   // capture of the upstream's target follows the others' reads, and once the
   // upstream is live (a status change, so a new fingerprint) the install
   // below moves it to backfilling in the same commit as for a new definition.
-  auto defs =
-      store_.transforms(conn, "status <> 'paused' AND NOT " + store_.waits_for_upstream("t"));
+  auto defs = store_.capture_readers(conn);
   if (after_catalog_read_) after_catalog_read_();
   bool started = false;
   bool settled = true;
@@ -81,7 +68,7 @@ bool Reconciler::reconcile(pg::Connection& conn) {
     for (const auto& d : defs)
       if (d.source_table_id == table.id) {
         readers.push_back(d);
-        waiting = waiting || d.status == "waiting_to_backfill";
+        waiting = waiting || d.status == catalog::Status::waiting_to_backfill;
       }
     if (readers.empty()) {
       if (table.installed_signature) settled = uninstall(conn, table) && settled;
@@ -106,12 +93,7 @@ bool Reconciler::reconcile(pg::Connection& conn) {
     }
   }
   started = start_field_builds(conn, covered) || started;
-  bool awaiting =
-      conn.exec(fmt::format("SELECT EXISTS (SELECT 1 FROM {} WHERE status = 'backfilling' AND "
-                            "build_phase = 'awaiting_capture')",
-                            store_.table("transforms")))
-          .get_bool(0, 0);
-  settled_ = settled && !awaiting;
+  settled_ = settled && !lifecycle_.any_awaiting_capture(conn);
   return started;
 }
 
@@ -121,24 +103,8 @@ bool Reconciler::reconcile(pg::Connection& conn) {
 // taken after the commit was seen; the build starts when no worker
 // transaction older than the fence is open.
 bool Reconciler::start_field_builds(pg::Connection& conn, const Covered& covered) {
-  std::string transforms = store_.table("transforms");
-  conn.exec(
-      fmt::format("UPDATE {} SET build_fence = clock_timestamp() WHERE status = "
-                  "'backfilling' AND build_phase = 'awaiting_capture' AND build_fence IS "
-                  "NULL",
-                  transforms));
-  auto r = conn.exec(
-      fmt::format(
-          "UPDATE {0} t SET build_phase = CASE WHEN build_fields IS NULL THEN 'source' ELSE "
-          "'fields' END, build_fence = NULL, build_cursor = NULL, build_rows_done = 0, "
-          "capture_wait = NULL, updated_at = now() WHERE status = 'backfilling' AND build_phase "
-          "= 'awaiting_capture' AND build_fence IS NOT NULL AND {2} "
-          "AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a JOIN {1} w ON w.pid = a.pid AND "
-          "w.backend_start = a.backend_start WHERE a.pid <> pg_backend_pid() AND a.xact_start < "
-          "t.build_fence)",
-          transforms, store_.table("workers"), is_covered("t", 1)),
-      {pg::int_array(covered.ids), pg::int_array(covered.versions)});
-  return r.affected() > 0;
+  lifecycle_.fence_field_builds(conn);
+  return lifecycle_.start_fenced_field_builds(conn, covered) > 0;
 }
 
 bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& table,
@@ -148,8 +114,6 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
   std::string qualified = compile::qualified(table.schema, table.name);
   Covered mine;
   cover(mine, readers);
-  const auto& ids = mine.ids;
-  const auto& versions = mine.versions;
   try {
     pg::Transaction txn(conn);
     conn.exec("SET LOCAL lock_timeout = '50ms'");
@@ -160,21 +124,11 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
       for (const auto& f : sql.functions) conn.exec(f);
       for (const auto& t : sql.create_triggers) conn.exec_script(t);
     }
-    conn.exec(fmt::format("UPDATE {} SET installed_signature = $2, relid = $3::regclass, "
-                          "installed_digest = ({}) WHERE id = $1::int",
-                          store_.table("captured_tables"), sql.function_digest),
-              {std::to_string(table.id), signature, qualified});
-    auto begun = conn.exec(
-        fmt::format("UPDATE {} t SET status = 'backfilling', build_phase = 'source', build_cursor "
-                    "= NULL, build_rows_done = 0, build_rows_estimate = greatest((SELECT "
-                    "reltuples FROM pg_class WHERE oid = $2::regclass), 0)::bigint, capture_wait "
-                    "= NULL, capture_failure = NULL, updated_at = now() WHERE t.source_table_id = "
-                    "$1::int AND t.status = 'waiting_to_backfill' AND NOT {} AND {}",
-                    store_.table("transforms"), store_.waits_for_upstream("t"), is_covered("t", 3)),
-        {std::to_string(table.id), qualified, pg::int_array(ids), pg::int_array(versions)});
+    store_.mark_capture_installed(conn, table.id, signature, qualified, sql.function_digest);
+    int begun = lifecycle_.start_builds(conn, table.id, qualified, mine);
     txn.commit();
     spdlog::info("capture installed on {}", qualified);
-    started = started || begun.affected() > 0;
+    started = started || begun > 0;
     return true;
   } catch (const pg::SqlError& e) {
     if (e.sqlstate() != "55P03") throw;
@@ -184,29 +138,14 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
 }
 
 void Reconciler::record_wait(pg::Connection& conn, const catalog::CapturedTable& table) {
-  std::string qualified = compile::qualified(table.schema, table.name);
-  conn.exec(
-      fmt::format(
-          "UPDATE {} t SET capture_wait = jsonb_build_object('table', $2::text, 'lock_mode', "
-          "'ShareRowExclusiveLock', 'blocking_pids', (SELECT coalesce(jsonb_agg(DISTINCT pid), "
-          "'[]') FROM pg_locks WHERE relation = $3::regclass AND granted AND pid <> "
-          "pg_backend_pid()), 'since', coalesce(capture_wait->>'since', now()::text)) "
-          "WHERE source_table_id = $1::int AND ((status = 'waiting_to_backfill' AND NOT {}) OR "
-          "build_phase = 'awaiting_capture')",
-          store_.table("transforms"), store_.waits_for_upstream("t")),
-      {std::to_string(table.id), table.schema + "." + table.name, qualified});
+  lifecycle_.record_capture_wait(conn, table.id, table.schema + "." + table.name,
+                                 compile::qualified(table.schema, table.name));
 }
 
 void Reconciler::record_failure(pg::Connection& conn, const catalog::CapturedTable& table,
                                 const std::string& error) {
   spdlog::warn("installing capture on {}.{} failed: {}", table.schema, table.name, error);
-  conn.exec(fmt::format("UPDATE {} t SET capture_failure = jsonb_build_object('kind', 'capture', "
-                        "'table', $2::text, 'error', $3::text, 'detected_at', "
-                        "coalesce(capture_failure->>'detected_at', now()::text)) "
-                        "WHERE source_table_id = $1::int AND ((status = 'waiting_to_backfill' "
-                        "AND NOT {}) OR build_phase = 'awaiting_capture')",
-                        store_.table("transforms"), store_.waits_for_upstream("t")),
-            {std::to_string(table.id), table.schema + "." + table.name, error});
+  lifecycle_.record_capture_failure(conn, table.id, table.schema + "." + table.name, error);
 }
 
 bool Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& table) {
@@ -226,10 +165,7 @@ bool Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& t
     pg::Transaction txn(conn);
     conn.exec("SET LOCAL lock_timeout = '50ms'");
     for (const auto& d : sql.drop) conn.exec(d);
-    conn.exec(fmt::format("UPDATE {} SET installed_signature = NULL, installed_digest = NULL "
-                          "WHERE id = $1::int",
-                          store_.table("captured_tables")),
-              {std::to_string(table.id)});
+    store_.mark_capture_removed(conn, table.id);
     txn.commit();
     return true;
   } catch (const pg::SqlError& e) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <set>
 
+#include "catalog/lifecycle.hpp"
 #include "catalog/store.hpp"
 #include "compile/capture.hpp"
 #include "pg/connection.hpp"
@@ -31,10 +32,8 @@ class Reconciler {
   void set_after_catalog_read(std::function<void()> hook) { after_catalog_read_ = std::move(hook); }
 
  private:
-  struct Covered {  // definitions capture covers: ids[i] at versions[i]
-    std::vector<int> ids;
-    std::vector<int> versions;
-  };
+  // Definitions capture covers: ids[i] at versions[i].
+  using Covered = catalog::Versions;
   static void cover(Covered& covered, const std::vector<catalog::TransformDef>& readers);
   // Returns false when the lock could not be had (recorded as capture_wait);
   // sets `started` when transforms waiting on this table began their build.
@@ -48,6 +47,7 @@ class Reconciler {
                       const std::string& error);
 
   catalog::Store& store_;
+  catalog::Lifecycle lifecycle_;
   compile::RingShape ring_;
   bool settled_ = false;
   std::function<void()> after_catalog_read_;

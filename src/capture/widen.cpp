@@ -9,7 +9,7 @@
 
 #include <regex>
 
-#include "compile/drain_sql.hpp"
+#include "catalog/lifecycle.hpp"
 #include "compile/shared_sql.hpp"
 #include "lang/validate.hpp"
 #include "pg/sql_error.hpp"
@@ -122,21 +122,9 @@ Widened widen_in_place(pg::Connection& conn, catalog::Store& store,
     conn.exec("SET LOCAL lock_timeout = '50ms'");
     if (!fields.empty()) conn.exec(ddl(def.target_schema, def.target_table, fields));
     if (!ledger.empty()) conn.exec(ddl(def.target_schema, def.ledger_table(), ledger));
-    conn.exec(
-        fmt::format("UPDATE {} SET definition = $2::jsonb, version = version + 1, "
-                    "updated_at = now() WHERE id = $1::int AND version = $3::int",
-                    store.table("transforms")),
-        {std::to_string(def.id), catalog::to_json(fresh).dump(), std::to_string(def.version)});
-    // Keys held because a value did not fit the narrower copy (22001 too
-    // long, 22003 out of range) fit now: they are let go and the transform
-    // is rebuilt in place, which re-derives them.
-    conn.exec(
-        fmt::format("WITH released AS (DELETE FROM {} WHERE transform_id = $1::int AND "
-                    "sqlstate IN ('22001', '22003') RETURNING 1) UPDATE {} SET {} WHERE id "
-                    "= $1::int AND status IN ('backfilling', 'live') AND EXISTS (SELECT 1 "
-                    "FROM released)",
-                    store.table("held_keys"), store.table("transforms"), compile::kRebuildInPlace),
-        {std::to_string(def.id)});
+    // Keys held because a value did not fit the narrower copy fit now: they
+    // are let go and the transform is rebuilt in place, which re-derives them.
+    catalog::Lifecycle(store).widen(conn, def, fresh);
     txn.commit();
   } catch (const pg::SqlError& e) {
     if (e.sqlstate() != "55P03" || !conn.healthy()) throw;

@@ -92,7 +92,7 @@ nlohmann::json to_json(const TransformDef& d) {
                       {"key", columns_to_json(d.key)},
                       {"reads", columns_to_json(d.reads)},
                       {"fields", fields},
-                      {"shape", d.shape},
+                      {"shape", std::string(name(d.shape))},
                       {"group", columns_to_json(d.group)},
                       {"ledger", columns_to_json(d.ledger)},
                       {"accumulators", accumulators},
@@ -114,7 +114,7 @@ TransformDef transform_from_json(const nlohmann::json& j) {
   for (const auto& a : j.value("accumulators", nlohmann::json::array()))
     d.accumulators.push_back({a.at("arg"), a.at("type"), a.at("summed")});
   if (j.contains("where") && !j.at("where").is_null()) d.where_sql = j.at("where");
-  d.shape = j.value("shape", "one_to_one");
+  d.shape = shape_named(j.value("shape", std::string(name(Shape::one_to_one))));
   if (j.contains("group")) d.group = columns_from_json(j.at("group"));
   if (j.contains("ledger")) d.ledger = columns_from_json(j.at("ledger"));
   d.without_source_index = j.value("without_source_index", false);

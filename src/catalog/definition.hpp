@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "catalog/states.hpp"
+
 namespace trellis::catalog {
 
 // A typed column: a key column, a column a definition reads, or a field.
@@ -53,7 +55,7 @@ struct Accumulator {
 struct TransformDef {
   int id = 0;
   int version = 1;
-  std::string status;
+  Status status = Status::waiting_to_backfill;
   std::string target_schema;
   std::string target_table;
   std::string source_schema;
@@ -64,7 +66,7 @@ struct TransformDef {
   std::vector<Column> reads;  // source columns read (key included)
   std::vector<Field> fields;
   std::optional<std::string> where_sql;
-  std::string shape = "one_to_one";  // one_to_one | aggregate
+  Shape shape = Shape::one_to_one;
   // Aggregates: the GROUP BY columns (target columns of the same names) and
   // the other source columns the fields read, copied into the ledger.
   std::vector<Column> group;

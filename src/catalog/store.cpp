@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/transitions.hpp"
 #include "compile/sql_text.hpp"
 #include "pg/arrays.hpp"
 
@@ -32,7 +33,7 @@ std::vector<TransformDef> Store::read(pg::Connection& conn, const std::string& w
     TransformDef d = transform_from_json(nlohmann::json::parse(res.get(i, 5)));
     d.id = static_cast<int>(res.get_int(i, 0));
     d.version = static_cast<int>(res.get_int(i, 1));
-    d.status = res.get(i, 2);
+    d.status = status_named(res.get(i, 2));
     d.source_table_id = static_cast<int>(res.get_int(i, 3));
     d.statement = res.get(i, 4);
     d.feeds_downstream = res.get_bool(i, 6);
@@ -43,9 +44,17 @@ std::vector<TransformDef> Store::read(pg::Connection& conn, const std::string& w
   return out;
 }
 
-std::vector<TransformDef> Store::transforms(pg::Connection& conn,
-                                            const std::string& status_filter_sql) {
-  return read(conn, status_filter_sql, {});
+std::vector<TransformDef> Store::transforms(pg::Connection& conn) {
+  return read(conn, "true", {});
+}
+
+std::vector<TransformDef> Store::running_transforms(pg::Connection& conn) {
+  return read(conn, running(), {});
+}
+
+std::vector<TransformDef> Store::capture_readers(pg::Connection& conn) {
+  return read(conn, "status <> " + literal(Status::paused) + " AND NOT " + waits_for_upstream("t"),
+              {});
 }
 
 std::optional<TransformDef> Store::transform(pg::Connection& conn, const std::string& target_schema,
@@ -56,8 +65,7 @@ std::optional<TransformDef> Store::transform(pg::Connection& conn, const std::st
 }
 
 std::vector<TransformDef> Store::active_readers(pg::Connection& conn, const std::set<int>& tables) {
-  return read(conn, "status IN ('backfilling', 'live') AND source_table_id = ANY($1::int[])",
-              {pg::int_array(tables)});
+  return read(conn, running() + " AND source_table_id = ANY($1::int[])", {pg::int_array(tables)});
 }
 
 std::optional<TransformDef> Store::transform_by_id(pg::Connection& conn, int id) {
@@ -107,17 +115,32 @@ int Store::ensure_captured_table(pg::Connection& conn, const std::string& schema
   return static_cast<int>(res.get_int(0, 0));
 }
 
+void Store::mark_capture_installed(pg::Connection& conn, int id, const std::string& signature,
+                                   const std::string& qualified, const std::string& digest_sql) {
+  conn.exec(fmt::format("UPDATE {} SET installed_signature = $2, relid = $3::regclass, "
+                        "installed_digest = ({}) WHERE id = $1::int",
+                        table("captured_tables"), digest_sql),
+            {std::to_string(id), signature, qualified});
+}
+
+void Store::mark_capture_removed(pg::Connection& conn, int id) {
+  conn.exec(fmt::format("UPDATE {} SET installed_signature = NULL, installed_digest = NULL WHERE "
+                        "id = $1::int",
+                        table("captured_tables")),
+            {std::to_string(id)});
+}
+
 std::string Store::non_live_upstreams(const std::string& alias) const {
   return fmt::format(
       "SELECT u.id, u.target_schema || '.' || u.target_table AS target, u.status FROM {} uc "
       "JOIN {} u ON u.target_schema = uc.table_schema AND u.target_table = uc.table_name WHERE "
-      "uc.id = {}.source_table_id AND u.status <> 'live'",
-      table("captured_tables"), table("transforms"), alias);
+      "uc.id = {}.source_table_id AND u.status <> {}",
+      table("captured_tables"), table("transforms"), alias, literal(Status::live));
 }
 
 std::string Store::waits_for_upstream(const std::string& alias) const {
-  return fmt::format("({0}.status = 'waiting_to_backfill' AND EXISTS ({1}))", alias,
-                     non_live_upstreams(alias));
+  return fmt::format("({0}.status = {1} AND EXISTS ({2}))", alias,
+                     literal(Status::waiting_to_backfill), non_live_upstreams(alias));
 }
 
 std::string Store::fingerprint(pg::Connection& conn) {
@@ -129,12 +152,6 @@ std::string Store::fingerprint(pg::Connection& conn) {
           "|| relid, ',' ORDER BY id) FROM {}), ''))",
           table("transforms"), table("captured_tables")))
       .get(0, 0);
-}
-
-void Store::set_status(pg::Connection& conn, int transform_id, const std::string& status) {
-  conn.exec(fmt::format("UPDATE {} SET status = $2, updated_at = now() WHERE id = $1::int",
-                        table("transforms")),
-            {std::to_string(transform_id), status});
 }
 
 void Store::notify_work(pg::Connection& conn) {

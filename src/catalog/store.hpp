@@ -20,10 +20,12 @@ class Store {
   const std::string& schema() const { return schema_; }
   std::string table(const std::string& name) const;  // "schema"."name"
 
-  // `status_filter_sql` is a fixed condition (its text keys a prepared
-  // statement), never one built from values.
-  std::vector<TransformDef> transforms(pg::Connection& conn,
-                                       const std::string& status_filter_sql = "true");
+  std::vector<TransformDef> transforms(pg::Connection& conn);
+  // The transforms drains re-derive for (backfilling or live).
+  std::vector<TransformDef> running_transforms(pg::Connection& conn);
+  // The transforms capture is installed for: all but the paused ones and
+  // those waiting for an upstream that is not live.
+  std::vector<TransformDef> capture_readers(pg::Connection& conn);
   std::optional<TransformDef> transform(pg::Connection& conn, const std::string& target_schema,
                                         const std::string& target_table);
   std::optional<TransformDef> transform_by_id(pg::Connection& conn, int id);
@@ -38,6 +40,13 @@ class Store {
   int ensure_captured_table(pg::Connection& conn, const std::string& schema,
                             const std::string& name, const std::vector<Column>& key);
 
+  // Capture of captured table `id` is installed from `signature` on the
+  // table named `qualified`; `digest_sql` is a subquery giving the digest
+  // of its trigger functions' bodies. Removed: no signature, no digest.
+  void mark_capture_installed(pg::Connection& conn, int id, const std::string& signature,
+                              const std::string& qualified, const std::string& digest_sql);
+  void mark_capture_removed(pg::Connection& conn, int id);
+
   // A SELECT of the transforms whose target the transform row `alias` reads
   // and that are not live (id, target as schema.table, status): a
   // waiting_to_backfill transform starts its build only once this is empty.
@@ -51,7 +60,6 @@ class Store {
   // signature and oid): unchanged means a settled reconcile has nothing to do.
   std::string fingerprint(pg::Connection& conn);
 
-  void set_status(pg::Connection& conn, int transform_id, const std::string& status);
   // Wakes the drain threads of this instance.
   void notify_work(pg::Connection& conn);
   std::string work_channel() const;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "catalog/store.hpp"
@@ -109,7 +110,8 @@ void Demo::apply(const std::string& statement, const std::string& note) {
 // Polls status, printing each change, until every target is live.
 bool Demo::wait_live(const std::vector<std::string>& targets) {
   std::map<std::string, std::string> last;
-  for (const auto& t : targets) last[t] = "waiting_to_backfill";
+  std::set<std::string> live;
+  for (const auto& t : targets) last[t] = word(Lifecycle::waiting_to_backfill);
   auto deadline = Clock::now() + kLiveTimeout;
   while (Clock::now() < deadline) {
     bool all_live = true;
@@ -117,19 +119,25 @@ bool Demo::wait_live(const std::vector<std::string>& targets) {
       auto s = trellis_->status(t);
       std::string now = s ? s->status : "(gone)";
       if (now != last[t]) {
-        std::string extra = now == "backfilling" && s ? " (" + build_progress(*s) + ")" : "";
+        bool building = s && s->is(Lifecycle::backfilling);
+        std::string extra = building ? " (" + build_progress(*s) + ")" : "";
         say(fmt::format("{}: {}{}", s ? s->target : t, now, extra));
         for (const auto& d : s ? describe_status(*s) : std::vector<std::string>{})
-          if (now != "backfilling") say("  " + d);
+          if (!building) say("  " + d);
         last[t] = now;
       }
-      all_live = all_live && now == "live";
+      bool is_live = s && s->is(Lifecycle::live);
+      if (is_live)
+        live.insert(t);
+      else
+        live.erase(t);
+      all_live = all_live && is_live;
     }
     if (all_live) return true;
     pause_for(20ms);
   }
   for (const auto& t : targets)
-    if (last[t] != "live") {
+    if (!live.count(t)) {
       say(fmt::format("{} is still {} after {} s:", t, last[t], kLiveTimeout.count()));
       if (auto s = trellis_->status(t))
         for (const auto& d : describe_status(*s)) say("  " + d);

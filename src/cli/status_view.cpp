@@ -118,15 +118,16 @@ std::vector<std::string> describe_status(const Status& s) {
   std::vector<std::string> out;
   for (const auto& w : s.upstream_waits) {
     std::string fix = "its build starts by itself once that is live";
-    if (w.status == "paused")
+    auto upstream = lifecycle_named(w.status);
+    if (upstream == Lifecycle::paused)
       fix = fmt::format("RESUME TRANSFORM {}; this one builds once that is live", w.transform);
-    else if (w.status == "quarantined")
+    else if (upstream == Lifecycle::quarantined)
       fix = fmt::format("fix its cause and RESUME TRANSFORM {}; this one builds once that is live",
                         w.transform);
     out.push_back(fmt::format("waits for upstream transform {}, which is {}; {}", w.transform,
                               w.status, fix));
   }
-  if (s.status == "backfilling") out.push_back("building: " + build_progress(s));
+  if (s.is(Lifecycle::backfilling)) out.push_back("building: " + build_progress(s));
   if (const auto& w = s.capture_wait) {
     std::vector<std::string> pids;
     for (int pid : w->blocking_pids) pids.push_back(std::to_string(pid));
@@ -153,7 +154,7 @@ std::vector<std::string> describe_status(const Status& s) {
         "quarantine list {}` shows them and their errors; fix the cause, then {}",
         h->count, h->count == 1 ? "" : "s", h->oldest.empty() ? "" : " (oldest " + h->oldest + ")",
         s.target,
-        s.status == "quarantined"
+        s.is(Lifecycle::quarantined)
             ? "RESUME TRANSFORM " + s.target + " (the fuse tripped; it rebuilds)"
             : "`trellis quarantine release " + s.target + " TABLE KEY`"));
   for (const auto& c : s.correcting)
@@ -172,15 +173,15 @@ std::vector<std::string> describe_status(const Status& s) {
     out.push_back(fmt::format("warning: no source index for {} on {}({}); run: {}", g.role, g.table,
                               join(g.columns), g.create_index));
   if (out.empty()) {
-    if (s.status == "waiting_to_backfill")
+    if (s.is(Lifecycle::waiting_to_backfill))
       out.push_back("waiting for the staging worker to start the build");
-    else if (s.status == "paused")
+    else if (s.is(Lifecycle::paused))
       out.push_back(fmt::format("paused; RESUME TRANSFORM {} rebuilds it", s.target));
-    else if (s.status == "quarantined")
+    else if (s.is(Lifecycle::quarantined))
       out.push_back(fmt::format(
           "too many held keys tripped its fuse; fix the cause, then RESUME TRANSFORM {}",
           s.target));
-    else if (s.status == "catching_up")
+    else if (s.is(Lifecycle::catching_up))
       out.push_back("built; applying the changes made meanwhile");
   }
   return out;

@@ -1,33 +1,19 @@
-// Renders the drain and build loop statements; see drain_sql.hpp. Claims go
-// to rows whose owner connection is gone (its pid and backend start no longer
-// in pg_stat_activity), so a crashed process's work is reclaimed at once.
+// Renders the drain loop statements; see drain_sql.hpp. Claims go to buckets
+// whose owner connection is gone (catalog/claims.hpp), so a crashed
+// process's work is reclaimed at once.
 #include "compile/drain_sql.hpp"
 
 #include <fmt/format.h>
 
+#include "catalog/claims.hpp"
 #include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
 
-namespace {
-
-const char* kMe =
-    "pg_backend_pid(), (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())";
-
-std::string owner_dead(const std::string& pid, const std::string& start) {
-  return fmt::format(
-      "NOT EXISTS (SELECT 1 FROM pg_stat_activity __a WHERE __a.pid = {} AND __a.backend_start = "
-      "{})",
-      pid, start);
-}
-
-}  // namespace
-
 DrainSql compile_drain(const std::string& cs, int slots) {
   DrainSql s;
   std::string buckets = qualified(cs, "buckets");
-  std::string transforms = qualified(cs, "transforms");
   std::string active = literal(qualified(cs, "active_segment")) + "::regclass";
   // Claims the first claimable bucket and, when that one starts fresh, the
   // fresh buckets after it in the same segment while their ring rows fit in
@@ -45,7 +31,7 @@ DrainSql compile_drain(const std::string& cs, int slots) {
       "first_fresh AND fresh AND run <= $1::int)) "
       "UPDATE {0} b SET (owner_pid, owner_start) = ({1}) FROM pick WHERE b.seg = pick.seg AND "
       "b.bucket = pick.bucket RETURNING b.seg, b.bucket",
-      buckets, kMe, owner_dead("c.owner_pid", "c.owner_start"));
+      buckets, catalog::kThisBackend, catalog::owner_gone("c.owner_pid", "c.owner_start"));
   // The truncated tables matter only to a bucket's first page.
   s.check_bucket = fmt::format(
       "SELECT CASE WHEN cursor IS NULL THEN truncated END FROM {} WHERE seg = $1::bigint AND "
@@ -96,60 +82,6 @@ DrainSql compile_drain(const std::string& cs, int slots) {
       "UPDATE {} SET owner_pid = NULL, owner_start = NULL, not_before = now() + $3::int * "
       "interval '1 ms' WHERE seg = $1::bigint AND bucket = ANY($2::int2[])",
       buckets);
-  s.record_drain_failure = fmt::format(
-      "UPDATE {} SET drain_failure = jsonb_build_object('table', (SELECT table_schema || '.' || "
-      "table_name FROM {} WHERE id = source_table_id), 'error', $2::text, 'sqlstate', $3::text, "
-      "'since', coalesce(drain_failure->>'since', now()::text), 'attempts', "
-      "coalesce((drain_failure->>'attempts')::int, 0) + 1) "
-      "WHERE source_table_id = ANY($1::int[]) AND status IN ('backfilling', 'live')",
-      transforms, qualified(cs, "captured_tables"));
-  s.clear_drain_failure = fmt::format(
-      "UPDATE {} SET drain_failure = NULL WHERE drain_failure IS NOT NULL AND source_table_id = "
-      "ANY($1::int[])",
-      transforms);
-  s.claim_build = fmt::format(
-      "UPDATE {0} t SET (build_owner_pid, build_owner_start) = ({1}) FROM (SELECT c.id FROM {0} c "
-      "WHERE c.status = 'backfilling' AND c.build_phase IS DISTINCT FROM 'awaiting_capture' AND "
-      "(c.build_not_before IS NULL OR c.build_not_before <= "
-      "now()) AND (c.build_owner_pid IS NULL OR c.build_owner_pid = "
-      "pg_backend_pid() OR {2}) ORDER BY c.id LIMIT "
-      "1 FOR UPDATE SKIP LOCKED) pick WHERE t.id = pick.id "
-      "RETURNING t.id, t.build_phase, t.build_cursor, t.build_sweep_target",
-      transforms, kMe, owner_dead("c.build_owner_pid", "c.build_owner_start"));
-  s.check_build = fmt::format(
-      "SELECT build_phase, build_cursor, build_sweep_target, array_to_json(build_fields)::text "
-      "FROM {} WHERE id = "
-      "$1::int AND build_phase IS DISTINCT FROM 'awaiting_capture' AND "
-      "version = $2::int AND status = 'backfilling' AND build_owner_pid = pg_backend_pid() FOR "
-      "NO KEY UPDATE",
-      transforms);
-  s.advance_build = fmt::format(
-      "UPDATE {} SET build_cursor = $2::text[], build_rows_done = build_rows_done + (SELECT "
-      "count(*) FROM {}), backfill_failure = NULL WHERE id = $1::int",
-      transforms, kPageTable);
-  s.next_build_phase = fmt::format(
-      "UPDATE {} SET build_phase = $2, build_cursor = NULL WHERE id = $1::int", transforms);
-  s.finish_build = fmt::format(
-      "UPDATE {} SET status = 'live', build_phase = NULL, build_cursor = NULL, build_not_before = "
-      "NULL, build_owner_pid = "
-      "NULL, build_owner_start = NULL, build_sweep_target = false, build_fields = NULL, "
-      "backfill_failure = NULL, updated_at = now() WHERE id = $1::int",
-      transforms);
-  // Releases the build with a backoff that doubles per attempt (100 ms .. 5 s).
-  s.fail_build = fmt::format(
-      "UPDATE {0} t SET build_owner_pid = NULL, build_owner_start = NULL, build_not_before = "
-      "now() + b.wait, backfill_failure = $2::jsonb || jsonb_build_object('attempts', b.attempts "
-      "+ 1, 'next_retry_at', (now() + b.wait)::text) FROM (SELECT id, coalesce((backfill_failure "
-      "->> 'attempts')::int, 0) AS attempts, least(interval '100 ms' * power(2, least(coalesce("
-      "(backfill_failure ->> 'attempts')::int, 0), 6)), interval '5 s') AS wait FROM {0} WHERE id "
-      "= $1::int) b WHERE t.id = b.id",
-      transforms);
-  s.retry_build = fmt::format(
-      "UPDATE {} SET build_owner_pid = NULL, build_owner_start = NULL, build_not_before = now() + "
-      "$3::int * interval '1 ms', backfill_failure = $2::jsonb || jsonb_build_object('attempts', "
-      "coalesce((backfill_failure ->> 'attempts')::int, 0) + 1, 'next_retry_at', (now() + $3::int "
-      "* interval '1 ms')::text) WHERE id = $1::int",
-      transforms);
   return s;
 }
 

@@ -22,7 +22,7 @@ bool is_float(const catalog::Column& c) {
 // jsonb of one row of `alias`; for aggregates without the hidden "__group"
 // and with float fields rounded.
 std::string row_json(const catalog::TransformDef& def, const std::string& alias) {
-  if (def.shape != "aggregate") return fmt::format("to_jsonb({})", alias);
+  if (def.shape != catalog::Shape::aggregate) return fmt::format("to_jsonb({})", alias);
   // The hidden identity and the running state of incremental fields.
   std::vector<std::string> hidden = state_columns(def);
   hidden.insert(hidden.begin(), "__group");

@@ -6,11 +6,16 @@
 
 #include <fmt/format.h>
 
-#include "compile/drain_sql.hpp"
+#include "catalog/transitions.hpp"
 #include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
+
+using catalog::bump_version;
+using catalog::from_condition;
+using catalog::Operation;
+using catalog::transition;
 
 namespace {
 
@@ -64,20 +69,21 @@ QuarantineSql compile_quarantine(const std::string& cs) {
   q.lock_transform =
       fmt::format("SELECT 1 FROM {} WHERE id = $1::int FOR NO KEY UPDATE", transforms);
   q.trip_fuse = fmt::format(
-      "UPDATE {} SET status = 'quarantined', updated_at = now() WHERE id = $1::int AND status IN "
-      "('backfilling', 'live') AND (SELECT count(*) FROM {} WHERE transform_id = $1::int AND "
-      "held AND column_name IS NULL) >= {} RETURNING 1",
-      transforms, held, kHeldKeysToTrip);
+      "UPDATE {} SET {} WHERE id = $1::int AND {} AND (SELECT count(*) FROM {} WHERE "
+      "transform_id = $1::int AND held AND column_name IS NULL) >= {} RETURNING 1",
+      transforms, transition(Operation::quarantine).set, from_condition(Operation::quarantine),
+      held, kHeldKeysToTrip);
   q.trip_column_fuse = fmt::format(
       "WITH tripped AS (SELECT 1 WHERE (SELECT count(*) FROM {1} WHERE transform_id = $1::int AND "
       "held AND column_name = $2::text) >= {2}), let_go AS (UPDATE {1} h SET held = false, "
       "charges = 0 FROM tripped WHERE h.transform_id = $1::int AND h.column_name = $2::text "
       "RETURNING 1) UPDATE {0} SET paused_columns = paused_columns || jsonb_build_object($2::text, "
       "jsonb_build_object('since', now()::text, 'reason', 'quarantine', 'error', $3::text, "
-      "'sqlstate', $4::text)), version = version + 1, {3} FROM tripped WHERE id = $1::int AND "
-      "status IN ('backfilling', 'live') AND shape = 'one_to_one' RETURNING (SELECT count(*) FROM "
-      "let_go)",
-      transforms, held, kHeldKeysToTrip, kRebuildInPlace);
+      "'sqlstate', $4::text)), {6}, {3} FROM tripped WHERE id = $1::int AND "
+      "{4} AND shape = {5} RETURNING (SELECT count(*) FROM let_go)",
+      transforms, held, kHeldKeysToTrip, transition(Operation::rebuild_in_place).set,
+      from_condition(Operation::rebuild_in_place), catalog::literal(catalog::Shape::one_to_one),
+      bump_version());
   q.clear_column =
       fmt::format("DELETE FROM {} WHERE transform_id = $1::int AND column_name = $2::text", held);
   q.halt = fmt::format(
@@ -85,13 +91,14 @@ QuarantineSql compile_quarantine(const std::string& cs) {
       "u.target_schema || '.' || u.target_table FROM down JOIN {0} u ON u.id = down.id JOIN {1} c "
       "ON c.table_schema = u.target_schema AND c.table_name = u.target_table JOIN {0} r ON "
       "r.source_table_id = c.id) UPDATE {0} t SET {2}, capture_failure = "
-      "jsonb_build_object('kind', "
-      "'halt', 'table', (SELECT c.table_schema || '.' || c.table_name FROM {1} c WHERE c.id = "
+      "jsonb_build_object('kind', {3}, 'table', (SELECT c.table_schema || '.' || c.table_name "
+      "FROM {1} c WHERE c.id = "
       "t.source_table_id), 'columns', '[]'::jsonb, 'error', CASE WHEN down.upstream IS NULL THEN "
       "$2::text ELSE 'upstream transform ' || down.upstream || ' halted: ' || $2::text END, "
       "'sqlstate', $3::text, 'detected_at', now()::text) FROM down WHERE t.id = down.id AND "
-      "t.status <> 'paused' RETURNING t.target_schema || '.' || t.target_table",
-      transforms, qualified(cs, "captured_tables"), kPause);
+      "{4} RETURNING t.target_schema || '.' || t.target_table",
+      transforms, qualified(cs, "captured_tables"), transition(Operation::halt).set,
+      catalog::literal(catalog::FailureKind::halt), from_condition(Operation::halt, "t"));
   q.sample = fmt::format(
       "SELECT c.table_schema || '.' || c.table_name, to_jsonb(h.key)::text, h.charges, h.error, "
       "h.sqlstate, h.held_at::text, to_jsonb(ARRAY[h.tbl::text] || h.key)::text FROM {0} h JOIN "

@@ -120,7 +120,7 @@ TransformSql compile_aggregate(const TransformDef& def);
 TransformSql compile_one_to_one(const TransformDef& def);
 
 TransformSql compile_transform(const TransformDef& def) {
-  return def.shape == "aggregate" ? compile_aggregate(def) : compile_one_to_one(def);
+  return def.shape == catalog::Shape::aggregate ? compile_aggregate(def) : compile_one_to_one(def);
 }
 
 }  // namespace trellis::compile

@@ -256,7 +256,7 @@ void check_aggregate_functions(pg::Connection& conn, const std::string& view,
 void type_expressions(pg::Connection& conn, const TransformStmt& stmt, TransformDef& def) {
   pg::Transaction txn(conn);
   conn.exec(compile::probe_table(def.alias, def.source_schema, def.source_table));
-  bool aggregate = def.shape == "aggregate";
+  bool aggregate = def.shape == catalog::Shape::aggregate;
   for (size_t i = 0; i < stmt.fields.size(); ++i) {
     const auto& f = stmt.fields[i];
     std::string view = "trellis_probe_" + std::to_string(i);
@@ -339,11 +339,12 @@ void check_upstream(pg::Connection& conn, catalog::Store& store, const TableInfo
                     const std::vector<Column>& key, const ValidateContext& ctx) {
   if (!ctx.resuming)
     if (auto upstream = store.transform(conn, src.schema, src.name);
-        upstream && upstream->status != "live")
+        upstream && upstream->status != catalog::Status::live)
       refuse(ErrorCode::validation,
              fmt::format("source {} is the target of transform {}, which is {} and not live; "
                          "wait until it is live (trellis await) and define this again",
-                         upstream->target_name(), upstream->target_name(), upstream->status));
+                         upstream->target_name(), upstream->target_name(),
+                         catalog::name(upstream->status)));
   if (auto captured = store.captured_table(conn, src.schema, src.name)) {
     bool same = captured->key.size() == key.size();
     for (size_t i = 0; same && i < key.size(); ++i) same = captured->key[i].name == key[i].name;
@@ -469,13 +470,13 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
     check_columns(stmt, f.expr, src, def.alias, fmt::format("field \"{}\"", f.name));
   if (stmt.where) check_columns(stmt, *stmt.where, src, def.alias, "WHERE predicate");
   if (!stmt.group_by.empty()) {
-    def.shape = "aggregate";
+    def.shape = catalog::Shape::aggregate;
     def.group = group_columns(stmt, src);
     def.ledger = ledger_columns(stmt, src, def.key, def.group);
     def.without_source_index = stmt.without_source_index;
     if (!stmt.without_source_index) check_source_index(conn, src, def.group);
   }
-  check_field_names(stmt, def.shape == "aggregate" ? def.group : def.key);
+  check_field_names(stmt, def.shape == catalog::Shape::aggregate ? def.group : def.key);
   check_upstream(conn, store, src, def.key, ctx);
   def.reads = read_columns(stmt, src, def.key, def.group);
   type_expressions(conn, stmt, def);
@@ -490,7 +491,7 @@ std::string normalized_statement(const TransformDef& def) {
       compile::qualified(def.target_schema, def.target_table),
       compile::qualified(def.source_schema, def.source_table), ident(def.alias),
       compile::join<Column>(def.key, ", ", [](const Column& c) { return compile::ident(c.name); }));
-  if (def.shape == "aggregate") {
+  if (def.shape == catalog::Shape::aggregate) {
     out.resize(out.size() - std::string(" SELECT ").size());
     out += " GROUP BY " + compile::join<Column>(def.group, ", ", [](const Column& c) {
              return compile::ident(c.name);

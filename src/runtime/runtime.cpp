@@ -206,7 +206,7 @@ void Runtime::drain_loop(int index) {
   catalog::Store store(options_.schema);
   ring::Ring ring({options_.schema, kSlots, kBuckets});
   apply::Drainer drainer(store, ring, {});
-  build::Builder builder(store, kSlots, {});
+  build::Builder builder(store, {});
   std::unique_ptr<pg::Connection> conn;
   int failures = 0;
   while (!stopping_) {

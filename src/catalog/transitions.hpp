@@ -1,0 +1,66 @@
+// The allowed changes of a transform's status, written down once. Each
+// operation names the statuses it may start from, the status it leaves the
+// transform in and the SET list that makes the change (with whatever build
+// state it resets). Every statement that changes a transform's status is
+// rendered from this table: the catalog's own operations (lifecycle.hpp)
+// and the few statements that combine a change with other bookkeeping in
+// one statement (the quarantine fuses and the halt, compile/quarantine_sql).
+// docs/architecture.md ("Lifecycle") shows the same table; a unit test
+// checks that the two agree and walks every operation from every status.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/states.hpp"
+
+namespace trellis::catalog {
+
+enum class Operation {
+  define,             // TRANSFORM: a new catalog row
+  start_build,        // capture covers its reads (and every upstream is live)
+  start_field_build,  // ALTER TRANSFORM, RESUME TRANSFORM t.col
+  rebuild_in_place,   // request_backfill, a column fuse, held keys a widening lets go
+  go_live,            // the build's last chunk
+  pause,              // PAUSE TRANSFORM
+  pause_on_drift,     // the source changed under a running transform
+  halt,               // a privilege error (and, transitively, the readers of its target)
+  quarantine,         // the fuse: too many held keys
+  resume,             // RESUME TRANSFORM
+  drop,               // DROP TRANSFORM: the row goes
+};
+
+struct Transition {
+  Operation op;
+  std::string_view name;
+  std::vector<Status> from;  // empty: the operation creates the transform
+  std::optional<Status> to;  // none: the operation removes it
+  // The SET list of the UPDATE making the change (empty for define and drop).
+  std::string set;
+};
+
+// Every operation, in the order of the enum.
+const std::vector<Transition>& transitions();
+const Transition& transition(Operation op);
+bool allowed(Operation op, Status from);
+
+// `<alias.>status IN (...)`: the statuses `op` may start from.
+std::string from_condition(Operation op, std::string_view alias = "");
+
+// `<alias.>status IN ('backfilling', 'live')`: the transforms drains
+// re-derive for (built, or being built).
+std::string running(std::string_view alias = "");
+bool running(Status status);
+
+// The SET item that bumps a transform's version: drains and builds holding
+// the older version recompile its statements before their next page.
+std::string_view bump_version();
+
+// The phase a build goes to after `phase`, or none when the build is done:
+// source -> target (only with `sweep`, after RESUME) -> groups (only for
+// aggregates) -> live; a field build is the single phase `fields`.
+std::optional<BuildPhase> next_phase(BuildPhase phase, bool sweep, Shape shape);
+
+}  // namespace trellis::catalog
