@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
+#include "bind/validate.hpp"
 #include "compile/drain_sql.hpp"
 #include "compile/quarantine_sql.hpp"
 #include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
-#include "lang/validate.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::api {
@@ -44,8 +44,8 @@ void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::Tran
 
 Applied define_transform(Trellis::Impl& impl, const lang::TransformStmt& stmt) {
   auto conn = impl.pool.acquire();
-  lang::ValidateContext ctx{impl.options.target_schema, false};
-  auto def = lang::validate_transform(*conn, impl.store, stmt, ctx);
+  bind::ValidateContext ctx{impl.options.target_schema, false};
+  auto def = bind::validate_transform(*conn, impl.store, stmt, ctx);
   register_transform(impl, *conn, def);
   return {"transform", def.target_name(), "waiting_to_backfill"};
 }
@@ -67,8 +67,8 @@ Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt) {
   if (def.status != "paused" && def.status != "quarantined")
     return {"resume", def.target_name(), def.status};
   auto parsed = std::get<lang::TransformStmt>(lang::parse_statement(def.statement));
-  lang::ValidateContext ctx{impl.options.target_schema, true};
-  auto fresh = lang::validate_transform(*conn, impl.store, parsed, ctx);
+  bind::ValidateContext ctx{impl.options.target_schema, true};
+  auto fresh = bind::validate_transform(*conn, impl.store, parsed, ctx);
   conn->exec(fmt::format("UPDATE {} SET definition = $2::jsonb, version = version + 1, status = "
                          "'waiting_to_backfill', build_sweep_target = true, build_phase = NULL, "
                          "build_fields = NULL, build_fence = NULL, "

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/instance.hpp"
+#include "bind/introspect.hpp"
 #include "compile/sql_text.hpp"
-#include "lang/introspect.hpp"
 
 namespace trellis::api {
 
@@ -61,10 +61,10 @@ Status status_from_row(const pg::Result& r, int i) {
 // a missing one (dropped since define, or opted out of) is reported.
 std::vector<SourceIndexGap> index_gaps(pg::Connection& conn, const catalog::TransformDef& def) {
   if (def.shape != "aggregate") return {};
-  auto table = lang::describe_table(conn, def.source_schema, def.source_table);
+  auto table = bind::describe_table(conn, def.source_schema, def.source_table);
   std::vector<std::string> cols;
   for (const auto& g : def.group) cols.push_back(g.name);
-  if (!table || lang::has_index_leading_with(conn, *table, cols)) return {};
+  if (!table || bind::has_index_leading_with(conn, *table, cols)) return {};
   std::string list = compile::join<std::string>(
       cols, ", ", [](const std::string& c) { return compile::ident(c); });
   return {{"group_by", def.source_name(), cols,

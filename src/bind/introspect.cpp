@@ -1,9 +1,9 @@
 // System-catalog reads for define; see introspect.hpp.
-#include "lang/introspect.hpp"
+#include "bind/introspect.hpp"
 
 #include "pg/arrays.hpp"
 
-namespace trellis::lang {
+namespace trellis::bind {
 
 namespace {
 
@@ -174,4 +174,4 @@ bool has_index_leading_with(pg::Connection& conn, const TableInfo& table,
   return res.get_bool(0, 0);
 }
 
-}  // namespace trellis::lang
+}  // namespace trellis::bind

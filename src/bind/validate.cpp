@@ -2,25 +2,27 @@
 // names and field rules from the statement alone, then the source table from
 // the system catalogs, then one probe view per expression inside a
 // transaction that is always rolled back.
-#include "lang/validate.hpp"
+#include "bind/validate.hpp"
 
 #include <fmt/format.h>
 
 #include <cctype>
 #include <set>
 
+#include "bind/incremental_plan.hpp"
+#include "bind/introspect.hpp"
 #include "compile/probe.hpp"
 #include "compile/sql_text.hpp"
-#include "lang/incremental_plan.hpp"
-#include "lang/introspect.hpp"
 #include "lang/tokens.hpp"
 #include "pg/sql_error.hpp"
 #include "trellis/error.hpp"
 
-namespace trellis::lang {
+namespace trellis::bind {
 
 using catalog::Column;
 using catalog::TransformDef;
+using lang::Expr;
+using lang::TransformStmt;
 
 namespace {
 
@@ -39,7 +41,7 @@ std::string qualified_text(const std::string& schema, const std::string& name) {
 }
 
 std::string where_at(const TransformStmt& stmt, int offset) {
-  return line_col(stmt.text, static_cast<size_t>(offset));
+  return lang::line_col(stmt.text, static_cast<size_t>(offset));
 }
 
 std::string column_list(const TableInfo& t) {
@@ -504,4 +506,4 @@ std::string normalized_statement(const TransformDef& def) {
   return out;
 }
 
-}  // namespace trellis::lang
+}  // namespace trellis::bind

@@ -1,19 +1,20 @@
 // Incremental field planning; see incremental_plan.hpp.
-#include "lang/incremental_plan.hpp"
+#include "bind/incremental_plan.hpp"
 
 #include <regex>
 
+#include "bind/introspect.hpp"
 #include "compile/probe.hpp"
 #include "lang/aggregate_calls.hpp"
-#include "lang/introspect.hpp"
 #include "pg/sql_error.hpp"
 
-namespace trellis::lang {
+namespace trellis::bind {
 namespace {
 
 using catalog::Accumulator;
 using catalog::IncrementalCall;
 using catalog::TransformDef;
+using lang::AggregateCall;
 
 // The argument's type as PostgreSQL resolves it, or "" when it cannot tell.
 std::string argument_type(pg::Connection& conn, const TransformDef& def, const std::string& arg) {
@@ -44,7 +45,7 @@ class Planner {
   void plan_field(catalog::Field& field) {
     std::vector<Accumulator> before = def_.accumulators;
     std::vector<IncrementalCall> calls;
-    for (const auto& call : find_aggregate_calls(field.sql)) {
+    for (const auto& call : lang::find_aggregate_calls(field.sql)) {
       auto planned = plan_call(call);
       if (!planned) {  // recomputed from the ledger
         def_.accumulators = std::move(before);
@@ -125,4 +126,4 @@ void plan_incremental(pg::Connection& conn, TransformDef& def) {
   for (auto& f : def.fields) planner.plan_field(f);
 }
 
-}  // namespace trellis::lang
+}  // namespace trellis::bind

@@ -10,7 +10,7 @@
 #include "catalog/definition.hpp"
 #include "pg/connection.hpp"
 
-namespace trellis::lang {
+namespace trellis::bind {
 
 struct TableColumn {
   catalog::Column column;
@@ -58,4 +58,4 @@ std::vector<CalledFunction> functions_in_view(pg::Connection& conn, const std::s
 bool has_index_leading_with(pg::Connection& conn, const TableInfo& table,
                             const std::vector<std::string>& columns);
 
-}  // namespace trellis::lang
+}  // namespace trellis::bind
