@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/instance.hpp"
-#include "bind/introspect.hpp"
+#include "bind/table_description.hpp"
 #include "compile/sql_text.hpp"
 
 namespace trellis::api {
@@ -64,7 +64,7 @@ std::vector<SourceIndexGap> index_gaps(pg::Connection& conn, const catalog::Tran
   auto table = bind::describe_table(conn, def.source_schema, def.source_table);
   std::vector<std::string> cols;
   for (const auto& g : def.group) cols.push_back(g.name);
-  if (!table || bind::has_index_leading_with(conn, *table, cols)) return {};
+  if (!table || table->has_index_leading_with(cols)) return {};
   std::string list = compile::join<std::string>(
       cols, ", ", [](const std::string& c) { return compile::ident(c); });
   return {{"group_by", def.source_name(), cols,

@@ -3,7 +3,7 @@
 
 #include <regex>
 
-#include "bind/introspect.hpp"
+#include "bind/table_description.hpp"
 #include "compile/probe.hpp"
 #include "lang/aggregate_calls.hpp"
 #include "pg/sql_error.hpp"

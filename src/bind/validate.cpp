@@ -1,7 +1,10 @@
-// Define-time validation; see validate.hpp. Checks run cheapest first:
-// names and field rules from the statement alone, then the source table from
-// the system catalogs, then one probe view per expression inside a
-// transaction that is always rolled back.
+// Define-time validation; see validate.hpp. Everything the statement names
+// is read first, in one place (load_names): the catalog rows of the target
+// and the source, and one description of each table from the system
+// catalogs. The checks then run over what was read, in memory, in a fixed
+// order (the order of their messages); only typing goes back to
+// PostgreSQL, one probe view per expression inside a transaction that is
+// always rolled back.
 #include "bind/validate.hpp"
 
 #include <fmt/format.h>
@@ -10,7 +13,7 @@
 #include <set>
 
 #include "bind/incremental_plan.hpp"
-#include "bind/introspect.hpp"
+#include "bind/table_description.hpp"
 #include "compile/probe.hpp"
 #include "compile/sql_text.hpp"
 #include "lang/tokens.hpp"
@@ -44,16 +47,46 @@ std::string where_at(const TransformStmt& stmt, int offset) {
   return lang::line_col(stmt.text, static_cast<size_t>(offset));
 }
 
-std::string column_list(const TableInfo& t) {
+std::string column_list(const TableDescription& t) {
   std::string out;
   for (const auto& c : t.columns) out += (out.empty() ? "" : ", ") + c.column.name;
   return out;
 }
 
-TableInfo resolve_source(pg::Connection& conn, const TransformStmt& stmt,
-                         const ValidateContext& ctx) {
-  std::string schema = stmt.source.schema.value_or(ctx.target_schema);
-  auto info = describe_table(conn, schema, stmt.source.name);
+// What define reads about the names a statement uses, loaded before any
+// check runs. A re-validation (`resuming`) reads neither the target (it is
+// the transform's own) nor the upstream.
+struct Names {
+  std::string source_schema;
+  std::optional<catalog::TransformDef> target_transform;  // a transform of the target's name
+  std::optional<TableDescription> target;                 // a relation of the target's name
+  std::optional<TableDescription> source;
+  std::optional<catalog::TransformDef> upstream;   // the transform whose target is the source
+  std::optional<catalog::CapturedTable> captured;  // the source, as capture registered it
+};
+
+Names load_names(pg::Connection& conn, catalog::Store& store, const TransformStmt& stmt,
+                 const std::string& target_schema, const ValidateContext& ctx) {
+  Names names;
+  names.source_schema = stmt.source.schema.value_or(ctx.target_schema);
+  const std::string& source = stmt.source.name;
+  if (ctx.resuming) {
+    names.source = describe_table(conn, names.source_schema, source);
+  } else {
+    names.target_transform = store.transform(conn, target_schema, stmt.target.name);
+    auto tables =
+        describe_tables(conn, {{target_schema, stmt.target.name}, {names.source_schema, source}});
+    names.target = std::move(tables[0]);
+    names.source = std::move(tables[1]);
+    names.upstream = store.transform(conn, names.source_schema, source);
+  }
+  names.captured = store.captured_table(conn, names.source_schema, source);
+  return names;
+}
+
+const TableDescription& resolve_source(const TransformStmt& stmt, const Names& names) {
+  const std::string& schema = names.source_schema;
+  const auto& info = names.source;
   if (!info)
     refuse(ErrorCode::not_found,
            fmt::format("source table {} does not exist; create it first or qualify the name as "
@@ -83,7 +116,7 @@ TableInfo resolve_source(pg::Connection& conn, const TransformStmt& stmt,
   return *info;
 }
 
-std::vector<std::string> key_names(const TransformStmt& stmt, const TableInfo& src) {
+std::vector<std::string> key_names(const TransformStmt& stmt, const TableDescription& src) {
   std::string name = qualified_text(src.schema, src.name);
   if (stmt.key_columns.empty()) {
     if (src.primary_key.empty())
@@ -114,7 +147,7 @@ std::vector<std::string> key_names(const TransformStmt& stmt, const TableInfo& s
                      fmt::join(stmt.key_columns, ", "), name));
 }
 
-std::vector<Column> key_columns(const TransformStmt& stmt, const TableInfo& src) {
+std::vector<Column> key_columns(const TransformStmt& stmt, const TableDescription& src) {
   std::vector<Column> key;
   std::string name = qualified_text(src.schema, src.name);
   for (const auto& k : key_names(stmt, src)) {
@@ -164,7 +197,7 @@ void check_field_names(const TransformStmt& stmt, const std::vector<Column>& tak
   }
 }
 
-void check_columns(const TransformStmt& stmt, const Expr& expr, const TableInfo& src,
+void check_columns(const TransformStmt& stmt, const Expr& expr, const TableDescription& src,
                    const std::string& alias, const std::string& what) {
   for (const auto& ref : expr.columns) {
     std::string at = where_at(stmt, ref.position);
@@ -305,8 +338,9 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
   // txn rolls back: the probe views never outlive validation
 }
 
-void check_target(pg::Connection& conn, catalog::Store& store, const TransformStmt& stmt,
-                  const std::string& schema, const ValidateContext& ctx) {
+// The target's name itself, and for a new definition, the ADOPT clause.
+void check_target_name(const TransformStmt& stmt, const std::string& schema,
+                       const ValidateContext& ctx) {
   std::string name = qualified_text(schema, stmt.target.name);
   if (stmt.target.name.size() > kMaxTargetName)
     refuse(ErrorCode::validation,
@@ -322,12 +356,17 @@ void check_target(pg::Connection& conn, catalog::Store& store, const TransformSt
            fmt::format("ADOPT EXISTING TABLE is not supported yet; drop or rename {} and define "
                        "the transform without it",
                        name));
-  if (store.transform(conn, schema, stmt.target.name))
+}
+
+// A new definition's target name must be free (neither is read when resuming).
+void check_target_free(const TransformStmt& stmt, const std::string& schema, const Names& names) {
+  std::string name = qualified_text(schema, stmt.target.name);
+  if (names.target_transform)
     refuse(ErrorCode::conflict,
            fmt::format("transform {} already exists; DROP TRANSFORM it first or pick another "
                        "target name",
                        name));
-  if (relation_exists(conn, schema, stmt.target.name))
+  if (names.target)
     refuse(ErrorCode::conflict,
            fmt::format("relation {} already exists; pick another target name", name));
 }
@@ -337,16 +376,14 @@ void check_target(pg::Connection& conn, catalog::Store& store, const TransformSt
 // not: a resumed transform waits at waiting_to_backfill until every upstream
 // it reads is live (the reconciler starts its build only then), so an
 // upstream and its readers can be resumed together.
-void check_upstream(pg::Connection& conn, catalog::Store& store, const TableInfo& src,
-                    const std::vector<Column>& key, const ValidateContext& ctx) {
-  if (!ctx.resuming)
-    if (auto upstream = store.transform(conn, src.schema, src.name);
-        upstream && upstream->status != "live")
-      refuse(ErrorCode::validation,
-             fmt::format("source {} is the target of transform {}, which is {} and not live; "
-                         "wait until it is live (trellis await) and define this again",
-                         upstream->target_name(), upstream->target_name(), upstream->status));
-  if (auto captured = store.captured_table(conn, src.schema, src.name)) {
+void check_upstream(const Names& names, const TableDescription& src,
+                    const std::vector<Column>& key) {
+  if (const auto& upstream = names.upstream; upstream && upstream->status != "live")
+    refuse(ErrorCode::validation,
+           fmt::format("source {} is the target of transform {}, which is {} and not live; "
+                       "wait until it is live (trellis await) and define this again",
+                       upstream->target_name(), upstream->target_name(), upstream->status));
+  if (const auto& captured = names.captured) {
     bool same = captured->key.size() == key.size();
     for (size_t i = 0; same && i < key.size(); ++i) same = captured->key[i].name == key[i].name;
     if (!same)
@@ -357,7 +394,7 @@ void check_upstream(pg::Connection& conn, catalog::Store& store, const TableInfo
   }
 }
 
-std::vector<Column> read_columns(const TransformStmt& stmt, const TableInfo& src,
+std::vector<Column> read_columns(const TransformStmt& stmt, const TableDescription& src,
                                  const std::vector<Column>& key, const std::vector<Column>& group) {
   std::set<std::string> names;
   for (const auto& k : key) names.insert(k.name);
@@ -381,7 +418,7 @@ bool is_plain_column(const Expr& e) {
   return true;
 }
 
-std::vector<Column> group_columns(const TransformStmt& stmt, const TableInfo& src) {
+std::vector<Column> group_columns(const TransformStmt& stmt, const TableDescription& src) {
   std::vector<Column> group;
   std::set<std::string> seen;
   for (const auto& g : stmt.group_by) {
@@ -423,7 +460,7 @@ std::vector<Column> group_columns(const TransformStmt& stmt, const TableInfo& sr
 }
 
 // Columns the fields read that are neither key nor group: the ledger's copies.
-std::vector<Column> ledger_columns(const TransformStmt& stmt, const TableInfo& src,
+std::vector<Column> ledger_columns(const TransformStmt& stmt, const TableDescription& src,
                                    const std::vector<Column>& key,
                                    const std::vector<Column>& group) {
   std::set<std::string> skip;
@@ -438,11 +475,10 @@ std::vector<Column> ledger_columns(const TransformStmt& stmt, const TableInfo& s
   return out;
 }
 
-void check_source_index(pg::Connection& conn, const TableInfo& src,
-                        const std::vector<Column>& group) {
+void check_source_index(const TableDescription& src, const std::vector<Column>& group) {
   std::vector<std::string> names;
   for (const auto& g : group) names.push_back(g.name);
-  if (has_index_leading_with(conn, src, names)) return;
+  if (src.has_index_leading_with(names)) return;
   std::string cols = fmt::format("{}", fmt::join(names, ", "));
   refuse(ErrorCode::validation,
          fmt::format("source table {}.{} has no index leading with the GROUP BY columns ({}); "
@@ -460,8 +496,10 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   TransformDef def;
   def.target_schema = stmt.target.schema.value_or(ctx.target_schema);
   def.target_table = stmt.target.name;
-  check_target(conn, store, stmt, def.target_schema, ctx);
-  TableInfo src = resolve_source(conn, stmt, ctx);
+  check_target_name(stmt, def.target_schema, ctx);
+  Names names = load_names(conn, store, stmt, def.target_schema, ctx);
+  check_target_free(stmt, def.target_schema, names);
+  const TableDescription& src = resolve_source(stmt, names);
   def.source_schema = src.schema;
   def.source_table = src.name;
   def.alias = stmt.alias.value_or(src.name);
@@ -475,10 +513,10 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
     def.group = group_columns(stmt, src);
     def.ledger = ledger_columns(stmt, src, def.key, def.group);
     def.without_source_index = stmt.without_source_index;
-    if (!stmt.without_source_index) check_source_index(conn, src, def.group);
+    if (!stmt.without_source_index) check_source_index(src, def.group);
   }
   check_field_names(stmt, def.shape == "aggregate" ? def.group : def.key);
-  check_upstream(conn, store, src, def.key, ctx);
+  check_upstream(names, src, def.key);
   def.reads = read_columns(stmt, src, def.key, def.group);
   type_expressions(conn, stmt, def);
   def.statement = normalized_statement(def);

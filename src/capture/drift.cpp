@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "bind/introspect.hpp"
+#include "bind/table_description.hpp"
 #include "capture/widen.hpp"
 #include "compile/drain_sql.hpp"
 #include "compile/sql_text.hpp"
@@ -31,7 +31,7 @@ std::string name_of(const catalog::CapturedTable& t) {
 
 // Problems of the table itself, for every reader alike.
 std::optional<Finding> table_finding(pg::Connection& conn, const catalog::CapturedTable& t,
-                                     const std::optional<bind::TableInfo>& info,
+                                     const std::optional<bind::TableDescription>& info,
                                      const compile::CaptureSql& capture) {
   const std::string table = name_of(t);
   if (!info)
@@ -98,7 +98,8 @@ std::optional<Finding> table_finding(pg::Connection& conn, const catalog::Captur
 }
 
 // Columns one reader reads that are gone or retyped.
-std::optional<Finding> reader_finding(const catalog::CapturedTable& t, const bind::TableInfo& info,
+std::optional<Finding> reader_finding(const catalog::CapturedTable& t,
+                                      const bind::TableDescription& info,
                                       const catalog::TransformDef& d) {
   Finding f{"capture", {}, "", true};
   std::vector<std::string> problems;
