@@ -205,28 +205,4 @@ catalog::Column view_column(pg::Connection& conn, const std::string& view,
   return {name, res.get(0, 0), res.get(0, 1), res.get_bool(0, 2)};
 }
 
-std::vector<CalledFunction> functions_in_view(pg::Connection& conn, const std::string& view) {
-  auto res = conn.exec(
-      "SELECT DISTINCT p.oid::regprocedure::text, p.provolatile, p.prokind, "
-      "coalesce(a.aggkind, 'n'), p.proretset FROM pg_rewrite r "
-      "CROSS JOIN LATERAL regexp_matches(r.ev_action::text, "
-      "':(?:funcid|opfuncid|aggfnoid|winfnoid) ([0-9]+)', 'g') m "
-      "JOIN pg_proc p ON p.oid = m[1]::oid LEFT JOIN pg_aggregate a ON a.aggfnoid = p.oid "
-      "WHERE r.ev_class = ('pg_temp.' || quote_ident($1))::regclass "
-      // A cast through text I/O of a column (ts::text) calls the column type's
-      // output and the result type's input function.
-      "UNION SELECT p.oid::regprocedure::text, p.provolatile, p.prokind, 'n', p.proretset "
-      "FROM pg_rewrite r CROSS JOIN LATERAL regexp_matches(r.ev_action::text, "
-      "'\\{COERCEVIAIO :arg \\{VAR [^{}]*:vartype ([0-9]+)[^{}]*\\} :resulttype ([0-9]+)', 'g') m "
-      "JOIN pg_type tin ON tin.oid = m[1]::oid JOIN pg_type tout ON tout.oid = m[2]::oid "
-      "JOIN pg_proc p ON p.oid IN (tin.typoutput, tout.typinput) "
-      "WHERE r.ev_class = ('pg_temp.' || quote_ident($1))::regclass ORDER BY 1",
-      {view});
-  std::vector<CalledFunction> out;
-  for (int i = 0; i < res.rows(); ++i)
-    out.push_back(
-        {res.get(i, 0), res.get(i, 1)[0], res.get(i, 2)[0], res.get(i, 3)[0], res.get_bool(i, 4)});
-  return out;
-}
-
 }  // namespace trellis::bind

@@ -73,15 +73,4 @@ std::optional<TableDescription> describe_table(pg::Connection& conn, const std::
 // view, as the column `name`.
 catalog::Column view_column(pg::Connection& conn, const std::string& view, const std::string& name);
 
-struct CalledFunction {
-  std::string signature;      // regprocedure text
-  char volatility = 'i';      // pg_proc.provolatile
-  char kind = 'f';            // pg_proc.prokind
-  char aggregate_kind = 'n';  // pg_aggregate.aggkind for aggregates
-  bool returns_set = false;
-};
-// Every function and operator function a temporary view calls, read from
-// its stored query tree (built-in functions record no pg_depend rows).
-std::vector<CalledFunction> functions_in_view(pg::Connection& conn, const std::string& view);
-
 }  // namespace trellis::bind
