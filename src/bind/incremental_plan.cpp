@@ -20,11 +20,13 @@ using lang::AggregateCall;
 std::string argument_type(pg::Connection& conn, const TransformDef& def, const std::string& arg) {
   const std::string view = "trellis_probe_argument";
   try {
-    conn.exec("SAVEPOINT trellis_argument");
-    conn.exec(compile::probe_field_view(view, def.source_schema, def.source_table, def.alias, arg));
-    std::string type = view_column(conn, view, "f").type;
-    conn.exec("ROLLBACK TO SAVEPOINT trellis_argument");  // drops the view
-    return type;
+    // One round trip; the rollback drops the view.
+    auto results = conn.pipeline(
+        {{"SAVEPOINT trellis_argument", {}},
+         {compile::probe_field_view(view, def.source_schema, def.source_table, def.alias, arg), {}},
+         {view_column_sql(), {view}},
+         {"ROLLBACK TO SAVEPOINT trellis_argument", {}}});
+    return view_column_from(results.at(2), "f").type;
   } catch (const pg::SqlError&) {
     if (!conn.healthy()) throw;
     conn.exec("ROLLBACK TO SAVEPOINT trellis_argument");

@@ -190,19 +190,25 @@ std::optional<TableDescription> describe_table(pg::Connection& conn, const std::
   return describe_tables(conn, {{schema, name}}).front();
 }
 
+std::string view_column_sql() {
+  return std::string(
+             "SELECT format_type(a.atttypid, a.atttypmod), "
+             "CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation THEN "
+             "quote_ident(cn.nspname) || '.' || quote_ident(co.collname) ELSE '' END, ") +
+         kComparable +
+         " FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+         "LEFT JOIN pg_collation co ON co.oid = a.attcollation "
+         "LEFT JOIN pg_namespace cn ON cn.oid = co.collnamespace "
+         "WHERE a.attrelid = ('pg_temp.' || quote_ident($1))::regclass AND a.attname = 'f'";
+}
+
+catalog::Column view_column_from(const pg::Result& res, const std::string& name) {
+  return {name, res.get(0, 0), res.get(0, 1), res.get_bool(0, 2)};
+}
+
 catalog::Column view_column(pg::Connection& conn, const std::string& view,
                             const std::string& name) {
-  auto res = conn.exec(
-      std::string("SELECT format_type(a.atttypid, a.atttypmod), "
-                  "CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation THEN "
-                  "quote_ident(cn.nspname) || '.' || quote_ident(co.collname) ELSE '' END, ") +
-          kComparable +
-          " FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
-          "LEFT JOIN pg_collation co ON co.oid = a.attcollation "
-          "LEFT JOIN pg_namespace cn ON cn.oid = co.collnamespace "
-          "WHERE a.attrelid = ('pg_temp.' || quote_ident($1))::regclass AND a.attname = 'f'",
-      {view});
-  return {name, res.get(0, 0), res.get(0, 1), res.get_bool(0, 2)};
+  return view_column_from(conn.exec(view_column_sql(), {view}), name);
 }
 
 }  // namespace trellis::bind

@@ -72,5 +72,9 @@ std::optional<TableDescription> describe_table(pg::Connection& conn, const std::
 // The type, collation and comparability of column "f" of a temporary probe
 // view, as the column `name`.
 catalog::Column view_column(pg::Connection& conn, const std::string& view, const std::string& name);
+// The read view_column runs ($1: the view), for a caller that pipelines it,
+// and the column its result gives.
+std::string view_column_sql();
+catalog::Column view_column_from(const pg::Result& res, const std::string& name);
 
 }  // namespace trellis::bind

@@ -1,5 +1,6 @@
 // Define-time typing through probes; see typing.hpp. Each probe runs under a
-// savepoint, so a refused one leaves the transaction usable for the message.
+// savepoint, so a refused one leaves the transaction usable for the message;
+// the savepoint, the probe and its release go out together in one pipeline.
 #include "bind/typing.hpp"
 
 #include <fmt/format.h>
@@ -87,9 +88,10 @@ template <typename Explain>
 void probe(pg::Connection& conn, const std::string& statement, const std::string& what,
            const std::string& at, const std::string& text, Explain explain) {
   try {
-    conn.exec("SAVEPOINT trellis_probe");
-    conn.exec(statement);
-    conn.exec("RELEASE SAVEPOINT trellis_probe");
+    // One round trip: after a failure PostgreSQL skips the RELEASE.
+    conn.pipeline({{"SAVEPOINT trellis_probe", {}},
+                   {statement, {}},
+                   {"RELEASE SAVEPOINT trellis_probe", {}}});
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
     conn.exec("ROLLBACK TO SAVEPOINT trellis_probe");
