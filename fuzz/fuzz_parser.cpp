@@ -104,7 +104,7 @@ std::string ident(std::string_view name) {
 }
 
 // The statement as the catalog stores it, built the way
-// lang::normalized_statement (src/lang/validate.cpp) builds it from the
+// bind::normalized_statement (src/bind/validate.cpp) builds it from the
 // canonical SQL: RESUME and `trellis dump`/`restore` parse this text again.
 // Names the catalog would supply (schema, key, group columns) are stand-ins.
 std::string normalized(const lang::TransformStmt& t) {

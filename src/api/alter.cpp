@@ -11,10 +11,10 @@
 #include <algorithm>
 
 #include "api/instance.hpp"
+#include "bind/validate.hpp"
 #include "compile/one_to_one.hpp"
 #include "compile/sql_text.hpp"
 #include "lang/field_edit.hpp"
-#include "lang/validate.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::api {
@@ -87,8 +87,8 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
                     def.target_name(),
                     compile::join<std::string>(
                         edit.dropped, ", ", [](const std::string& n) { return "\"" + n + "\""; })));
-  lang::ValidateContext ctx{impl.options.target_schema, true};
-  auto fresh = lang::validate_transform(*conn, impl.store, edit.edited, ctx);
+  bind::ValidateContext ctx{impl.options.target_schema, true};
+  auto fresh = bind::validate_transform(*conn, impl.store, edit.edited, ctx);
   refuse_retyping(def, fresh, edit.altered);
   refuse_dropping_read_columns(impl, *conn, def, edit.dropped);
 

@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
+#include "bind/validate.hpp"
 #include "catalog/transitions.hpp"
 #include "compile/quarantine_sql.hpp"
 #include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
-#include "lang/validate.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::api {
@@ -40,8 +40,8 @@ void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::Tran
 
 Applied define_transform(Trellis::Impl& impl, const lang::TransformStmt& stmt) {
   auto conn = impl.pool.acquire();
-  lang::ValidateContext ctx{impl.options.target_schema, false};
-  auto def = lang::validate_transform(*conn, impl.store, stmt, ctx);
+  bind::ValidateContext ctx{impl.options.target_schema, false};
+  auto def = bind::validate_transform(*conn, impl.store, stmt, ctx);
   register_transform(impl, *conn, def);
   return {"transform", def.target_name(), std::string(catalog::name(def.status))};
 }
@@ -61,8 +61,8 @@ Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt) {
   if (!catalog::allowed(catalog::Operation::resume, def.status))
     return {"resume", def.target_name(), std::string(catalog::name(def.status))};
   auto parsed = std::get<lang::TransformStmt>(lang::parse_statement(def.statement));
-  lang::ValidateContext ctx{impl.options.target_schema, true};
-  auto fresh = lang::validate_transform(*conn, impl.store, parsed, ctx);
+  bind::ValidateContext ctx{impl.options.target_schema, true};
+  auto fresh = bind::validate_transform(*conn, impl.store, parsed, ctx);
   if (!impl.lifecycle.resume(*conn, def.id, fresh)) {
     // Resumed (or paused and resumed) by another session meanwhile.
     auto now = impl.store.transform_by_id(*conn, def.id);

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "api/instance.hpp"
+#include "bind/table_description.hpp"
 #include "catalog/report.hpp"
 #include "compile/sql_text.hpp"
-#include "lang/introspect.hpp"
 
 namespace trellis {
 
@@ -90,10 +90,10 @@ Status status_from(const catalog::TransformReport& rep) {
 // a missing one (dropped since define, or opted out of) is reported.
 std::vector<SourceIndexGap> index_gaps(pg::Connection& conn, const catalog::TransformDef& def) {
   if (def.shape != catalog::Shape::aggregate) return {};
-  auto table = lang::describe_table(conn, def.source_schema, def.source_table);
+  auto table = bind::describe_table(conn, def.source_schema, def.source_table);
   std::vector<std::string> cols;
   for (const auto& g : def.group) cols.push_back(g.name);
-  if (!table || lang::has_index_leading_with(conn, *table, cols)) return {};
+  if (!table || table->has_index_leading_with(cols)) return {};
   std::string list = compile::join<std::string>(
       cols, ", ", [](const std::string& c) { return compile::ident(c); });
   return {{"group_by", def.source_name(), cols,

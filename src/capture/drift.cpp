@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "bind/table_description.hpp"
 #include "capture/widen.hpp"
 #include "catalog/lifecycle.hpp"
 #include "compile/sql_text.hpp"
-#include "lang/introspect.hpp"
 
 namespace trellis::capture {
 
@@ -31,7 +31,7 @@ std::string name_of(const catalog::CapturedTable& t) {
 
 // Problems of the table itself, for every reader alike.
 std::optional<Finding> table_finding(pg::Connection& conn, const catalog::CapturedTable& t,
-                                     const std::optional<lang::TableInfo>& info,
+                                     const std::optional<bind::TableDescription>& info,
                                      const compile::CaptureSql& capture) {
   const std::string table = name_of(t);
   if (!info)
@@ -98,7 +98,8 @@ std::optional<Finding> table_finding(pg::Connection& conn, const catalog::Captur
 }
 
 // Columns one reader reads that are gone or retyped.
-std::optional<Finding> reader_finding(const catalog::CapturedTable& t, const lang::TableInfo& info,
+std::optional<Finding> reader_finding(const catalog::CapturedTable& t,
+                                      const bind::TableDescription& info,
                                       const catalog::TransformDef& d) {
   Finding f{catalog::FailureKind::capture, {}, "", true};
   std::vector<std::string> problems;
@@ -137,7 +138,7 @@ int DriftWatch::check(pg::Connection& conn) {
     for (const auto& d : defs)
       if (d.source_table_id == table.id) readers.push_back(&d);
     if (readers.empty()) continue;
-    auto info = lang::describe_table(conn, table.schema, table.name);
+    auto info = bind::describe_table(conn, table.schema, table.name);
     auto shared = table_finding(conn, table, info, compile::compile_capture(table, {}, ring_));
     for (const auto* d : readers) {
       auto finding = shared ? shared : reader_finding(table, *info, *d);

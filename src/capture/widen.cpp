@@ -9,9 +9,9 @@
 
 #include <regex>
 
+#include "bind/validate.hpp"
 #include "catalog/lifecycle.hpp"
 #include "compile/shared_sql.hpp"
-#include "lang/validate.hpp"
 #include "pg/sql_error.hpp"
 #include "trellis/error.hpp"
 
@@ -83,7 +83,7 @@ Widened widen_in_place(pg::Connection& conn, catalog::Store& store,
   catalog::TransformDef fresh;
   try {
     auto parsed = std::get<lang::TransformStmt>(lang::parse_statement(def.statement));
-    fresh = lang::validate_transform(conn, store, parsed, {def.target_schema, true});
+    fresh = bind::validate_transform(conn, store, parsed, {def.target_schema, true});
   } catch (const Error& e) {
     why = e.what();
     return Widened::not_widening;

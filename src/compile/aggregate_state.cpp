@@ -6,7 +6,7 @@
 // sum (bigint for smallint/integer, numeric otherwise); AVG divides the
 // numeric sum by the count with numeric division, as int8_avg and
 // numeric_avg do. Numeric arguments have a declared scale (see
-// lang/incremental_plan), so the sum's display scale is that scale.
+// bind/incremental_plan), so the sum's display scale is that scale.
 #include "compile/aggregate_state.hpp"
 
 #include <fmt/format.h>

@@ -1,26 +1,28 @@
-// Define-time validation; see validate.hpp. Checks run cheapest first:
-// names and field rules from the statement alone, then the source table from
-// the system catalogs, then one probe view per expression inside a
-// transaction that is always rolled back.
-#include "lang/validate.hpp"
+// Define-time validation; see validate.hpp. Everything the statement names
+// is read first, in one place (load_names): the catalog rows of the target
+// and the source, and one description of each table from the system
+// catalogs. The checks then run over what was read, in memory, in a fixed
+// order (the order of their messages); only typing goes back to
+// PostgreSQL, through one probe per expression (bind/typing).
+#include "bind/validate.hpp"
 
 #include <fmt/format.h>
 
 #include <cctype>
 #include <set>
 
-#include "compile/probe.hpp"
+#include "bind/table_description.hpp"
+#include "bind/typing.hpp"
 #include "compile/sql_text.hpp"
-#include "lang/incremental_plan.hpp"
-#include "lang/introspect.hpp"
 #include "lang/tokens.hpp"
-#include "pg/sql_error.hpp"
 #include "trellis/error.hpp"
 
-namespace trellis::lang {
+namespace trellis::bind {
 
 using catalog::Column;
 using catalog::TransformDef;
+using lang::Expr;
+using lang::TransformStmt;
 
 namespace {
 
@@ -39,19 +41,49 @@ std::string qualified_text(const std::string& schema, const std::string& name) {
 }
 
 std::string where_at(const TransformStmt& stmt, int offset) {
-  return line_col(stmt.text, static_cast<size_t>(offset));
+  return lang::line_col(stmt.text, static_cast<size_t>(offset));
 }
 
-std::string column_list(const TableInfo& t) {
+std::string column_list(const TableDescription& t) {
   std::string out;
   for (const auto& c : t.columns) out += (out.empty() ? "" : ", ") + c.column.name;
   return out;
 }
 
-TableInfo resolve_source(pg::Connection& conn, const TransformStmt& stmt,
-                         const ValidateContext& ctx) {
-  std::string schema = stmt.source.schema.value_or(ctx.target_schema);
-  auto info = describe_table(conn, schema, stmt.source.name);
+// What define reads about the names a statement uses, loaded before any
+// check runs. A re-validation (`resuming`) reads neither the target (it is
+// the transform's own) nor the upstream.
+struct Names {
+  std::string source_schema;
+  std::optional<catalog::TransformDef> target_transform;  // a transform of the target's name
+  std::optional<TableDescription> target;                 // a relation of the target's name
+  std::optional<TableDescription> source;
+  std::optional<catalog::TransformDef> upstream;   // the transform whose target is the source
+  std::optional<catalog::CapturedTable> captured;  // the source, as capture registered it
+};
+
+Names load_names(pg::Connection& conn, catalog::Store& store, const TransformStmt& stmt,
+                 const std::string& target_schema, const ValidateContext& ctx) {
+  Names names;
+  names.source_schema = stmt.source.schema.value_or(ctx.target_schema);
+  const std::string& source = stmt.source.name;
+  if (ctx.resuming) {
+    names.source = describe_table(conn, names.source_schema, source);
+  } else {
+    names.target_transform = store.transform(conn, target_schema, stmt.target.name);
+    auto tables =
+        describe_tables(conn, {{target_schema, stmt.target.name}, {names.source_schema, source}});
+    names.target = std::move(tables[0]);
+    names.source = std::move(tables[1]);
+    names.upstream = store.transform(conn, names.source_schema, source);
+  }
+  names.captured = store.captured_table(conn, names.source_schema, source);
+  return names;
+}
+
+const TableDescription& resolve_source(const TransformStmt& stmt, const Names& names) {
+  const std::string& schema = names.source_schema;
+  const auto& info = names.source;
   if (!info)
     refuse(ErrorCode::not_found,
            fmt::format("source table {} does not exist; create it first or qualify the name as "
@@ -81,7 +113,7 @@ TableInfo resolve_source(pg::Connection& conn, const TransformStmt& stmt,
   return *info;
 }
 
-std::vector<std::string> key_names(const TransformStmt& stmt, const TableInfo& src) {
+std::vector<std::string> key_names(const TransformStmt& stmt, const TableDescription& src) {
   std::string name = qualified_text(src.schema, src.name);
   if (stmt.key_columns.empty()) {
     if (src.primary_key.empty())
@@ -112,7 +144,7 @@ std::vector<std::string> key_names(const TransformStmt& stmt, const TableInfo& s
                      fmt::join(stmt.key_columns, ", "), name));
 }
 
-std::vector<Column> key_columns(const TransformStmt& stmt, const TableInfo& src) {
+std::vector<Column> key_columns(const TransformStmt& stmt, const TableDescription& src) {
   std::vector<Column> key;
   std::string name = qualified_text(src.schema, src.name);
   for (const auto& k : key_names(stmt, src)) {
@@ -162,7 +194,7 @@ void check_field_names(const TransformStmt& stmt, const std::vector<Column>& tak
   }
 }
 
-void check_columns(const TransformStmt& stmt, const Expr& expr, const TableInfo& src,
+void check_columns(const TransformStmt& stmt, const Expr& expr, const TableDescription& src,
                    const std::string& alias, const std::string& what) {
   for (const auto& ref : expr.columns) {
     std::string at = where_at(stmt, ref.position);
@@ -180,131 +212,9 @@ void check_columns(const TransformStmt& stmt, const Expr& expr, const TableInfo&
   }
 }
 
-// Explains PostgreSQL's refusal of an index probe in the language's terms.
-std::string immutability_problem(const pg::SqlError& e, const Expr& expr) {
-  std::string calls = expr.function_names.empty()
-                          ? std::string()
-                          : fmt::format(" (it calls: {})", fmt::join(expr.function_names, ", "));
-  const std::string msg = e.what();
-  if (msg.find("set-returning") != std::string::npos)
-    return "calls a set-returning function" + calls +
-           "; transform expressions must give one value per row";
-  if (msg.find("aggregate") != std::string::npos)
-    return "calls an aggregate function" + calls + "; it is not allowed here";
-  if (msg.find("window") != std::string::npos)
-    return "calls a window function" + calls + "; it is not allowed here";
-  if (msg.find("IMMUTABLE") != std::string::npos)
-    return "uses a function, operator or cast that is not immutable" + calls +
-           "; transform expressions may only use immutable ones, so a re-derive always gives "
-           "the same result (now(), random() and casts that depend on settings are refused)";
-  return msg;
-}
-
-// Runs one probe statement; PostgreSQL's refusal becomes a validation error
-// naming the expression, explained by `explain`.
-template <typename Explain>
-void probe(pg::Connection& conn, const std::string& statement, const std::string& what,
-           const std::string& at, const std::string& text, Explain explain) {
-  try {
-    conn.exec("SAVEPOINT trellis_probe");
-    conn.exec(statement);
-    conn.exec("RELEASE SAVEPOINT trellis_probe");
-  } catch (const pg::SqlError& e) {
-    if (!conn.healthy()) throw;
-    conn.exec("ROLLBACK TO SAVEPOINT trellis_probe");
-    refuse(ErrorCode::validation, fmt::format("{} at {} ({}) {}", what, at, text, explain(e)));
-  }
-}
-
-std::string not_valid(const pg::SqlError& e) {
-  return fmt::format("is not valid over the source: {}", e.what());
-}
-
-std::string grouping_problem(const pg::SqlError& e) {
-  if (e.sqlstate() == "42803")
-    return fmt::format(
-        "is not a valid aggregate field: {}; every column outside GROUP BY must sit inside "
-        "exactly one aggregate",
-        e.what());
-  return not_valid(e);
-}
-
-// Aggregate fields cannot go through an index probe (aggregates are not
-// allowed there), so the functions the probe view calls are read from its
-// stored query tree: every non-aggregate function must be immutable, and
-// ordered-set and hypothetical-set aggregates are refused.
-void check_aggregate_functions(pg::Connection& conn, const std::string& view,
-                               const std::string& what, const std::string& at, const Expr& expr) {
-  for (const auto& f : functions_in_view(conn, view)) {
-    std::string problem;
-    if (f.returns_set)
-      problem = "calls set-returning function " + f.signature;
-    else if (f.kind == 'w')
-      problem = "calls window function " + f.signature;
-    else if (f.kind == 'a' && f.aggregate_kind != 'n')
-      problem = "calls ordered-set aggregate " + f.signature + ", which is not supported";
-    else if (f.kind != 'a' && f.volatility != 'i')
-      problem = fmt::format(
-          "calls {} function {}; transform expressions may only use immutable "
-          "functions",
-          f.volatility == 's' ? "stable" : "volatile", f.signature);
-    if (!problem.empty())
-      refuse(ErrorCode::validation, fmt::format("{} at {} ({}) {}", what, at, expr.text, problem));
-  }
-}
-
-void type_expressions(pg::Connection& conn, const TransformStmt& stmt, TransformDef& def) {
-  pg::Transaction txn(conn);
-  conn.exec(compile::probe_table(def.alias, def.source_schema, def.source_table));
-  bool aggregate = def.shape == catalog::Shape::aggregate;
-  for (size_t i = 0; i < stmt.fields.size(); ++i) {
-    const auto& f = stmt.fields[i];
-    std::string view = "trellis_probe_" + std::to_string(i);
-    std::string what = fmt::format("field \"{}\"", f.name);
-    std::string at = where_at(stmt, f.expr.position);
-    if (aggregate) {
-      probe(conn,
-            compile::probe_grouped_view(view, def.source_schema, def.source_table, def.alias,
-                                        f.expr.sql, def.group),
-            what, at, f.expr.text, grouping_problem);
-      check_aggregate_functions(conn, view, what, at, f.expr);
-    } else {
-      probe(conn,
-            compile::probe_field_view(view, def.source_schema, def.source_table, def.alias,
-                                      f.expr.sql),
-            what, at, f.expr.text, not_valid);
-      probe(conn, compile::probe_immutable_expression(def.alias, f.expr.sql), what, at, f.expr.text,
-            [&](const pg::SqlError& e) { return immutability_problem(e, f.expr); });
-    }
-    Column col = view_column(conn, view, f.name);
-    if (col.type == "record" || col.type == "unknown" || col.type == "void")
-      refuse(ErrorCode::validation,
-             fmt::format("{} at {} has type {}, which a table column cannot hold; cast it to a "
-                         "concrete type",
-                         what, at, col.type));
-    catalog::Field field;
-    field.name = f.name;
-    field.sql = f.expr.sql;
-    field.column = col;
-    def.fields.push_back(std::move(field));
-  }
-  if (stmt.where) {
-    std::string at = where_at(stmt, stmt.where->position);
-    probe(conn,
-          compile::probe_where_view("trellis_probe_where", def.source_schema, def.source_table,
-                                    def.alias, stmt.where->sql),
-          "WHERE predicate", at, stmt.where->text, not_valid);
-    probe(conn, compile::probe_immutable_predicate(def.alias, stmt.where->sql), "WHERE predicate",
-          at, stmt.where->text,
-          [&](const pg::SqlError& e) { return immutability_problem(e, *stmt.where); });
-    def.where_sql = stmt.where->sql;
-  }
-  if (aggregate) plan_incremental(conn, def);
-  // txn rolls back: the probe views never outlive validation
-}
-
-void check_target(pg::Connection& conn, catalog::Store& store, const TransformStmt& stmt,
-                  const std::string& schema, const ValidateContext& ctx) {
+// The target's name itself, and for a new definition, the ADOPT clause.
+void check_target_name(const TransformStmt& stmt, const std::string& schema,
+                       const ValidateContext& ctx) {
   std::string name = qualified_text(schema, stmt.target.name);
   if (stmt.target.name.size() > kMaxTargetName)
     refuse(ErrorCode::validation,
@@ -320,12 +230,17 @@ void check_target(pg::Connection& conn, catalog::Store& store, const TransformSt
            fmt::format("ADOPT EXISTING TABLE is not supported yet; drop or rename {} and define "
                        "the transform without it",
                        name));
-  if (store.transform(conn, schema, stmt.target.name))
+}
+
+// A new definition's target name must be free (neither is read when resuming).
+void check_target_free(const TransformStmt& stmt, const std::string& schema, const Names& names) {
+  std::string name = qualified_text(schema, stmt.target.name);
+  if (names.target_transform)
     refuse(ErrorCode::conflict,
            fmt::format("transform {} already exists; DROP TRANSFORM it first or pick another "
                        "target name",
                        name));
-  if (relation_exists(conn, schema, stmt.target.name))
+  if (names.target)
     refuse(ErrorCode::conflict,
            fmt::format("relation {} already exists; pick another target name", name));
 }
@@ -335,17 +250,15 @@ void check_target(pg::Connection& conn, catalog::Store& store, const TransformSt
 // not: a resumed transform waits at waiting_to_backfill until every upstream
 // it reads is live (the reconciler starts its build only then), so an
 // upstream and its readers can be resumed together.
-void check_upstream(pg::Connection& conn, catalog::Store& store, const TableInfo& src,
-                    const std::vector<Column>& key, const ValidateContext& ctx) {
-  if (!ctx.resuming)
-    if (auto upstream = store.transform(conn, src.schema, src.name);
-        upstream && upstream->status != catalog::Status::live)
-      refuse(ErrorCode::validation,
-             fmt::format("source {} is the target of transform {}, which is {} and not live; "
-                         "wait until it is live (trellis await) and define this again",
-                         upstream->target_name(), upstream->target_name(),
-                         catalog::name(upstream->status)));
-  if (auto captured = store.captured_table(conn, src.schema, src.name)) {
+void check_upstream(const Names& names, const TableDescription& src,
+                    const std::vector<Column>& key) {
+  if (const auto& upstream = names.upstream; upstream && upstream->status != catalog::Status::live)
+    refuse(ErrorCode::validation,
+           fmt::format("source {} is the target of transform {}, which is {} and not live; "
+                       "wait until it is live (trellis await) and define this again",
+                       upstream->target_name(), upstream->target_name(),
+                       catalog::name(upstream->status)));
+  if (const auto& captured = names.captured) {
     bool same = captured->key.size() == key.size();
     for (size_t i = 0; same && i < key.size(); ++i) same = captured->key[i].name == key[i].name;
     if (!same)
@@ -356,7 +269,7 @@ void check_upstream(pg::Connection& conn, catalog::Store& store, const TableInfo
   }
 }
 
-std::vector<Column> read_columns(const TransformStmt& stmt, const TableInfo& src,
+std::vector<Column> read_columns(const TransformStmt& stmt, const TableDescription& src,
                                  const std::vector<Column>& key, const std::vector<Column>& group) {
   std::set<std::string> names;
   for (const auto& k : key) names.insert(k.name);
@@ -380,7 +293,7 @@ bool is_plain_column(const Expr& e) {
   return true;
 }
 
-std::vector<Column> group_columns(const TransformStmt& stmt, const TableInfo& src) {
+std::vector<Column> group_columns(const TransformStmt& stmt, const TableDescription& src) {
   std::vector<Column> group;
   std::set<std::string> seen;
   for (const auto& g : stmt.group_by) {
@@ -422,7 +335,7 @@ std::vector<Column> group_columns(const TransformStmt& stmt, const TableInfo& sr
 }
 
 // Columns the fields read that are neither key nor group: the ledger's copies.
-std::vector<Column> ledger_columns(const TransformStmt& stmt, const TableInfo& src,
+std::vector<Column> ledger_columns(const TransformStmt& stmt, const TableDescription& src,
                                    const std::vector<Column>& key,
                                    const std::vector<Column>& group) {
   std::set<std::string> skip;
@@ -437,11 +350,10 @@ std::vector<Column> ledger_columns(const TransformStmt& stmt, const TableInfo& s
   return out;
 }
 
-void check_source_index(pg::Connection& conn, const TableInfo& src,
-                        const std::vector<Column>& group) {
+void check_source_index(const TableDescription& src, const std::vector<Column>& group) {
   std::vector<std::string> names;
   for (const auto& g : group) names.push_back(g.name);
-  if (has_index_leading_with(conn, src, names)) return;
+  if (src.has_index_leading_with(names)) return;
   std::string cols = fmt::format("{}", fmt::join(names, ", "));
   refuse(ErrorCode::validation,
          fmt::format("source table {}.{} has no index leading with the GROUP BY columns ({}); "
@@ -459,8 +371,10 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   TransformDef def;
   def.target_schema = stmt.target.schema.value_or(ctx.target_schema);
   def.target_table = stmt.target.name;
-  check_target(conn, store, stmt, def.target_schema, ctx);
-  TableInfo src = resolve_source(conn, stmt, ctx);
+  check_target_name(stmt, def.target_schema, ctx);
+  Names names = load_names(conn, store, stmt, def.target_schema, ctx);
+  check_target_free(stmt, def.target_schema, names);
+  const TableDescription& src = resolve_source(stmt, names);
   def.source_schema = src.schema;
   def.source_table = src.name;
   def.alias = stmt.alias.value_or(src.name);
@@ -474,10 +388,10 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
     def.group = group_columns(stmt, src);
     def.ledger = ledger_columns(stmt, src, def.key, def.group);
     def.without_source_index = stmt.without_source_index;
-    if (!stmt.without_source_index) check_source_index(conn, src, def.group);
+    if (!stmt.without_source_index) check_source_index(src, def.group);
   }
   check_field_names(stmt, def.shape == catalog::Shape::aggregate ? def.group : def.key);
-  check_upstream(conn, store, src, def.key, ctx);
+  check_upstream(names, src, def.key);
   def.reads = read_columns(stmt, src, def.key, def.group);
   type_expressions(conn, stmt, def);
   def.statement = normalized_statement(def);
@@ -505,4 +419,4 @@ std::string normalized_statement(const TransformDef& def) {
   return out;
 }
 
-}  // namespace trellis::lang
+}  // namespace trellis::bind

@@ -1,29 +1,32 @@
 // Incremental field planning; see incremental_plan.hpp.
-#include "lang/incremental_plan.hpp"
+#include "bind/incremental_plan.hpp"
 
 #include <regex>
 
+#include "bind/table_description.hpp"
 #include "compile/probe.hpp"
 #include "lang/aggregate_calls.hpp"
-#include "lang/introspect.hpp"
 #include "pg/sql_error.hpp"
 
-namespace trellis::lang {
+namespace trellis::bind {
 namespace {
 
 using catalog::Accumulator;
 using catalog::IncrementalCall;
 using catalog::TransformDef;
+using lang::AggregateCall;
 
 // The argument's type as PostgreSQL resolves it, or "" when it cannot tell.
 std::string argument_type(pg::Connection& conn, const TransformDef& def, const std::string& arg) {
   const std::string view = "trellis_probe_argument";
   try {
-    conn.exec("SAVEPOINT trellis_argument");
-    conn.exec(compile::probe_field_view(view, def.source_schema, def.source_table, def.alias, arg));
-    std::string type = view_column(conn, view, "f").type;
-    conn.exec("ROLLBACK TO SAVEPOINT trellis_argument");  // drops the view
-    return type;
+    // One round trip; the rollback drops the view.
+    auto results = conn.pipeline(
+        {{"SAVEPOINT trellis_argument", {}},
+         {compile::probe_field_view(view, def.source_schema, def.source_table, def.alias, arg), {}},
+         {view_column_sql(), {view}},
+         {"ROLLBACK TO SAVEPOINT trellis_argument", {}}});
+    return view_column_from(results.at(2), "f").type;
   } catch (const pg::SqlError&) {
     if (!conn.healthy()) throw;
     conn.exec("ROLLBACK TO SAVEPOINT trellis_argument");
@@ -44,7 +47,7 @@ class Planner {
   void plan_field(catalog::Field& field) {
     std::vector<Accumulator> before = def_.accumulators;
     std::vector<IncrementalCall> calls;
-    for (const auto& call : find_aggregate_calls(field.sql)) {
+    for (const auto& call : lang::find_aggregate_calls(field.sql)) {
       auto planned = plan_call(call);
       if (!planned) {  // recomputed from the ledger
         def_.accumulators = std::move(before);
@@ -125,4 +128,4 @@ void plan_incremental(pg::Connection& conn, TransformDef& def) {
   for (auto& f : def.fields) planner.plan_field(f);
 }
 
-}  // namespace trellis::lang
+}  // namespace trellis::bind

@@ -11,7 +11,7 @@
 #include "lang/statement.hpp"
 #include "pg/connection.hpp"
 
-namespace trellis::lang {
+namespace trellis::bind {
 
 struct ValidateContext {
   std::string target_schema;  // default schema for unqualified names
@@ -21,9 +21,10 @@ struct ValidateContext {
 // Throws trellis::Error(validation | conflict | not_found) naming the table,
 // column or field at fault and the fix.
 catalog::TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
-                                         const TransformStmt& stmt, const ValidateContext& ctx);
+                                         const lang::TransformStmt& stmt,
+                                         const ValidateContext& ctx);
 
 // The statement as stored and dumped: names qualified, expressions canonical.
 std::string normalized_statement(const catalog::TransformDef& def);
 
-}  // namespace trellis::lang
+}  // namespace trellis::bind

@@ -13,11 +13,11 @@
 #include "catalog/definition.hpp"
 #include "pg/connection.hpp"
 
-namespace trellis::lang {
+namespace trellis::bind {
 
 // Fills def.accumulators and each field's `incremental` and `calls`. Runs
 // inside define's validation transaction: argument types are read from
 // temporary probe views over the source.
 void plan_incremental(pg::Connection& conn, catalog::TransformDef& def);
 
-}  // namespace trellis::lang
+}  // namespace trellis::bind
