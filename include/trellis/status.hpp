@@ -1,5 +1,5 @@
-// The status record of one transform (SPEC §3): its lifecycle word and the
-// hold-up fields, each empty when nothing holds the transform up.
+// The status record of one transform (README, "Operations", explains each field): its lifecycle
+// word and the hold-up fields, each empty when nothing holds the transform up.
 #pragma once
 
 #include <cstdint>

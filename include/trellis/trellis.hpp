@@ -1,5 +1,5 @@
-// The C++ facade of Trellis (SPEC §5). A Trellis handle serves calls against one
-// instance (catalog schema + target schema) and, when asked, runs the staging
+// The C++ facade of Trellis (README, "Running against your database"). A Trellis handle serves
+// calls against one instance (catalog schema + target schema) and, when asked, runs the staging
 // worker and drain threads in the background.
 #pragma once
 

@@ -1,4 +1,4 @@
-// How statements and API calls name transforms (SPEC §2, §5): a target name
+// How statements and API calls name transforms (README, "The statement language"): a target name
 // with an optional schema, and for PAUSE/RESUME and sample_quarantined one
 // field of it. A dotted `a.b` is transform b in schema a when there is one,
 // else field b of transform a; `s.a.b` is field b of transform s.a. Every

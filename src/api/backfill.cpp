@@ -1,9 +1,8 @@
-// request_backfill (SPEC §5): rebuild every transform that reads a table, in
-// place — each goes back to `backfilling` and re-derives every source key and
-// every key its target (or ledger) holds, in chunks, with the drain's own
-// statements, while its target stays readable and live changes keep flowing.
-// For when a target may have drifted from its source by means no capture
-// sees (a restore of the target, a manual edit of it).
+// request_backfill (README, "Running against your database"): rebuild every transform that reads a
+// table, in place — each goes back to `backfilling` and re-derives every source key and every key
+// its target (or ledger) holds, in chunks, with the drain's own statements, while its target stays
+// readable and live changes keep flowing. For when a target may have drifted from its source by
+// means no capture sees (a restore of the target, a manual edit of it).
 #include <fmt/format.h>
 
 #include "api/instance.hpp"

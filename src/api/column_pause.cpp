@@ -1,4 +1,4 @@
-// PAUSE / RESUME TRANSFORM t.col (SPEC §3): one field of a 1-1 target is
+// PAUSE / RESUME TRANSFORM t.col (docs/architecture.md, Lifecycle): one field of a 1-1 target is
 // frozen at its last values while the other fields keep flowing. Pausing
 // records the field in the catalog row and bumps the version, so drains and
 // builds recompile without it (compile/one_to_one). Transforms reading the

@@ -1,4 +1,4 @@
-// sample_quarantined and release_key (SPEC §3, §5). A release re-derives the
+// sample_quarantined and release_key (README, "Operations"). A release re-derives the
 // held key exactly as a drain page would (its steps lock before they read,
 // I1), with the key alone in the page, and forgets the key in the same
 // transaction; if the re-derive still fails, the key stays held with the new

@@ -1,4 +1,4 @@
-// Finding and charging the key behind a data error (DESIGN §4.6). When a
+// Finding and charging the key behind a data error (docs/architecture.md, Failures). When a
 // page (or a build chunk) fails with a data error, the same work is redone
 // in a transaction that is always rolled back: each transform's steps run
 // under a savepoint, and the first one that fails has its keys of the page

@@ -1,8 +1,7 @@
-// Define-time typing (DESIGN §6): each field and the WHERE predicate become a
-// temporary probe view over the source inside a transaction that is always
-// rolled back, so PostgreSQL itself resolves names and overloads, types the
-// result and records the functions the expression calls; an index
-// expression over a stand-in of the source checks immutability.
+// Define-time typing (docs/architecture.md, data path step 1): each field and the WHERE predicate
+// become a temporary probe view over the source inside a transaction that is always rolled back, so
+// PostgreSQL itself resolves names and overloads, types the result and records the functions the
+// expression calls; an index expression over a stand-in of the source checks immutability.
 #pragma once
 
 #include "catalog/definition.hpp"

@@ -1,4 +1,4 @@
-// Define-time validation (SPEC §2): resolves every name against the live
+// Define-time validation (README, "The statement language"): resolves every name against the live
 // database, checks the source's key and the field rules, and lets PostgreSQL
 // type each expression and report the functions it calls. The result is the
 // resolved definition the catalog stores and the compiler renders.

@@ -1,4 +1,4 @@
-// Schema drift and disruption (SPEC §3, automatic pauses), checked by the
+// Schema drift and disruption (docs/architecture.md, Lifecycle: pause on drift), checked by the
 // staging worker: for every table whose capture is installed and read by a
 // running transform, the live catalog is compared with what the readers were
 // defined against. A read column renamed, dropped or retyped, the key no

@@ -1,10 +1,9 @@
-// Keeps capture triggers in step with the catalog (DESIGN §4.1). Run by the
-// staging worker every tick: installs or widens capture for tables that new
-// or resumed transforms read, then moves those transforms to backfilling (a
-// transform reading another's target only once that one is live);
-// starts field builds (ALTER TRANSFORM) once capture covers what they read
-// and no drain transaction that may hold the old definition is still open;
-// removes capture from tables nothing reads any more.
+// Keeps capture triggers in step with the catalog (docs/architecture.md, data path steps 2 and 3).
+// Run by the staging worker every tick: installs or widens capture for tables that new or resumed
+// transforms read, then moves those transforms to backfilling (a transform reading another's target
+// only once that one is live); starts field builds (ALTER TRANSFORM) once capture covers what they
+// read and no drain transaction that may hold the old definition is still open; removes capture
+// from tables nothing reads any more.
 #pragma once
 
 #include <functional>

@@ -1,4 +1,4 @@
-// Catalog-only widenings (SPEC §3, DESIGN's drift table): when a column a
+// Catalog-only widenings (docs/architecture.md, module map: capture/): when a column a
 // transform reads is widened in a way PostgreSQL applies without rewriting
 // the table (varchar(n) to a longer varchar, varchar or text; numeric(p,s)
 // to a larger precision at the same scale, or to unconstrained numeric),

@@ -22,7 +22,8 @@ struct Column {
 
 // An aggregate call inside an aggregate field that is not recomputed over
 // the group's ledger rows: invertible ones are read from running state on
-// the target (DESIGN §4.4); MIN/MAX of a column from an index on the ledger.
+// the target (docs/architecture.md, data path step 8); MIN/MAX of a column from an index on the
+// ledger.
 struct IncrementalCall {
   size_t begin = 0;  // byte range of the call in Field::sql
   size_t end = 0;

@@ -8,7 +8,7 @@
 
 namespace trellis::cli {
 
-// Exit codes (SPEC §6): 0 ok, 1 error, 2 await timed out.
+// Exit codes (README): 0 ok, 1 error, 2 await timed out.
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitTimeout = 2;

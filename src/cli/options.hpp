@@ -1,4 +1,4 @@
-// Options every trellis command accepts (SPEC §6) and how they become trellis::Options.
+// Options every trellis command accepts (`trellis --help`) and how they become trellis::Options.
 #pragma once
 
 #include <CLI/CLI.hpp>

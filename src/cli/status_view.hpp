@@ -1,4 +1,5 @@
-// How `trellis status` shows status records: JSON (SPEC §3 names) or a table in plain words.
+// How `trellis status` shows status records: JSON (the status record's field names,
+// include/trellis/status.hpp) or a table in plain words.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,7 +10,7 @@
 
 namespace trellis::cli {
 
-// The record with exactly the SPEC §3 field names plus "target"; empty
+// The record with exactly the status record's field names plus "target"; empty
 // hold-ups are null (objects) or [] (lists).
 nlohmann::ordered_json status_json(const Status& status);
 

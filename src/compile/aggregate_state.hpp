@@ -1,11 +1,10 @@
 // The running state an aggregate target keeps for its incremental fields
-// (DESIGN §4.4): hidden columns "__n" (the group's member count) and, per
-// accumulator i, "__c<i>" (non-null count), "__s<i>" (sum of the non-NaN
-// values) and, for numeric arguments, "__nan<i>". A page folds each group's
-// delta (new contributions minus old) into them; a build's groups phase sets
-// them from the ledger. Incremental fields are the user's expression with
-// each invertible call replaced by the value PostgreSQL's own aggregate
-// would give from that state.
+// (docs/architecture.md, data path step 8): hidden columns "__n" (the group's member count) and,
+// per accumulator i, "__c<i>" (non-null count), "__s<i>" (sum of the non-NaN values) and, for
+// numeric arguments, "__nan<i>". A page folds each group's delta (new contributions minus old) into
+// them; a build's groups phase sets them from the ledger. Incremental fields are the user's
+// expression with each invertible call replaced by the value PostgreSQL's own aggregate would give
+// from that state.
 #pragma once
 
 #include <string>

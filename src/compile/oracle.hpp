@@ -1,4 +1,4 @@
-// The oracle (DESIGN §7): a target compared with its definition run as a
+// The oracle (docs/testing.md): a target compared with its definition run as a
 // plain SELECT. Rows are compared as jsonb, so text and every other value
 // compare byte for byte while numerics compare by value.
 #pragma once

@@ -1,7 +1,6 @@
-// Probe statements for define-time typing (DESIGN §6): each field and the
-// WHERE predicate become a temporary view over the source, so PostgreSQL
-// itself resolves overloads, types the result and records which functions
-// and operators the expression calls.
+// Probe statements for define-time typing (docs/architecture.md, data path step 1): each field and
+// the WHERE predicate become a temporary view over the source, so PostgreSQL itself resolves
+// overloads, types the result and records which functions and operators the expression calls.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// Statements of quarantine (DESIGN §4.6), rendered for one catalog schema:
+// Statements of quarantine (docs/architecture.md, Failures), rendered for one catalog schema:
 // keeping a transform's held keys out of the page while its steps run,
 // narrowing a failing page down to one key (bisection over a saved copy of
 // the page), charging and holding that key, tripping the fuse, halting a

@@ -1,4 +1,4 @@
-// ALTER TRANSFORM's edit of a 1-1 definition's SELECT list (SPEC §2),
+// ALTER TRANSFORM's edit of a 1-1 definition's SELECT list (README, "The statement language"),
 // before anything is resolved: the clauses apply in the order written to the
 // stored statement's fields, and the result says which target columns are
 // new, which go away and which keep their column but change expression.

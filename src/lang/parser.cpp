@@ -1,4 +1,4 @@
-// The statement parser (SPEC §2). PostgreSQL's scanner tokenizes the text;
+// The statement parser (README, "The statement language"). PostgreSQL's scanner tokenizes the text;
 // this file splits it into clauses at top-level keywords and hands every
 // expression to PostgreSQL's grammar (lang/expression). It also splits a
 // file of several statements at top-level semicolons.

@@ -1,6 +1,6 @@
-// The statement language's syntax tree (SPEC §2), as produced by the parser.
-// It holds only what the text says; names are resolved and types checked
-// later against the live database (bind/validate).
+// The statement language's syntax tree (README, "The statement language"), as produced by the
+// parser. It holds only what the text says; names are resolved and types checked later against the
+// live database (bind/validate).
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
-// The background workers of one handle (SPEC §1): the staging worker (one per
-// instance, guarded by an advisory lock) and N drain threads. Each owns its
+// The background workers of one handle (docs/architecture.md, module map: runtime/): the staging
+// worker (one per instance, guarded by an advisory lock) and N drain threads. Each owns its
 // connection, reconnects by itself after a lost connection or a server
 // restart, and stops promptly on shutdown.
 #pragma once

@@ -1,9 +1,8 @@
-// capture_wait (SPEC §3, DESIGN I6): while another session holds a lock that
-// keeps Trellis from installing capture, the transform reports the wait
-// (table, lock mode, blocking pids, since), application writers keep going
-// (Trellis waits at most 50 ms per attempt, so a writer queued behind it is
-// never held for the other session's whole transaction), and once the lock
-// is gone the wait clears and the transform builds and goes live.
+// capture_wait (README, "Operations"; invariant I6 in docs/architecture.md): while another session
+// holds a lock that keeps Trellis from installing capture, the transform reports the wait (table,
+// lock mode, blocking pids, since), application writers keep going (Trellis waits at most 50 ms per
+// attempt, so a writer queued behind it is never held for the other session's whole transaction),
+// and once the lock is gone the wait clears and the transform builds and goes live.
 #include <algorithm>
 #include <atomic>
 #include <chrono>

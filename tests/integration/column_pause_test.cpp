@@ -1,4 +1,4 @@
-// PAUSE / RESUME TRANSFORM t.col (SPEC §3): one field of a 1-1 target keeps
+// PAUSE / RESUME TRANSFORM t.col (docs/architecture.md, Lifecycle): one field of a 1-1 target keeps
 // its last values while the other fields and every other transform keep
 // flowing; transforms reading the frozen field report `catching_up` and name
 // it in `paused_upstream_columns`; RESUME of the column rebuilds just that

@@ -1,4 +1,4 @@
-// Schema drift and disruption (SPEC §3 automatic pauses): the staging worker
+// Schema drift and disruption (docs/architecture.md, Lifecycle: pause on drift): the staging worker
 // notices what the application did to a source, pauses exactly the readers
 // with capture_failure (kind, table, columns, error), leaves every other
 // transform live, never fails the application's writes, and after the

@@ -1,8 +1,8 @@
-// Halts (SPEC §3 capture_failure kind `halt`): when the drain cannot get past
-// a failure no retry fixes — here Trellis's role losing SELECT on a source —
-// the transform behind it is paused with everything that reads its target,
-// the application's writes keep succeeding, other transforms stay live, and
-// after the grant is restored RESUME brings both back to the oracle.
+// Halts (docs/architecture.md, Failures: capture_failure kind `halt`): when the drain cannot get
+// past a failure no retry fixes — here Trellis's role losing SELECT on a source — the transform
+// behind it is paused with everything that reads its target, the application's writes keep
+// succeeding, other transforms stay live, and after the grant is restored RESUME brings both back
+// to the oracle.
 #include <fmt/format.h>
 
 #include "support/harness.hpp"

@@ -1,4 +1,4 @@
-// Quarantine (SPEC §3, DESIGN §4.6): a key whose re-derive fails with a data
+// Quarantine (docs/architecture.md, Failures): a key whose re-derive fails with a data
 // error — an overflow, a division by zero, a failing cast, a CHECK on the
 // target — is charged, held after 5 charges while every other key keeps
 // flowing (in the build and in the drain), blocks the tokens that cover it,

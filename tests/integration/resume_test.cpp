@@ -1,4 +1,4 @@
-// RESUME TRANSFORM of a chain (SPEC §3): a reader resumed together with its
+// RESUME TRANSFORM of a chain (docs/architecture.md, Lifecycle): a reader resumed together with its
 // upstream (as after a halt, which pauses both) is accepted even though the
 // upstream is not live yet. It waits at waiting_to_backfill, its status names
 // the upstream and that one's status in `upstream_waits`, and it builds and

@@ -1,4 +1,4 @@
-// Tests for the statement parser (SPEC §2): every statement form, name
+// Tests for the statement parser (README, "The statement language"): every statement form, name
 // folding, clause splitting, and the refusals with their positions.
 #include <gtest/gtest.h>
 
