@@ -11,8 +11,8 @@
 #include <algorithm>
 
 #include "api/instance.hpp"
+#include "base/sql_text.hpp"
 #include "compile/one_to_one.hpp"
-#include "compile/sql_text.hpp"
 #include "lang/field_edit.hpp"
 #include "lang/validate.hpp"
 #include "pg/sql_error.hpp"
@@ -80,12 +80,12 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
   Applied applied{"alter", def.target_name(), def.status, edit.added, edit.dropped, edit.altered};
   if (!edit.changed()) return applied;
   if (edit.edited.fields.empty())
-    throw Error(
-        ErrorCode::validation,
-        fmt::format("ALTER would leave {} without fields ({} dropped); keep at least one",
-                    def.target_name(),
-                    compile::join<std::string>(
-                        edit.dropped, ", ", [](const std::string& n) { return "\"" + n + "\""; })));
+    throw Error(ErrorCode::validation,
+                fmt::format("ALTER would leave {} without fields ({} dropped); keep at least one",
+                            def.target_name(),
+                            base::join<std::string>(edit.dropped, ", ", [](const std::string& n) {
+                              return "\"" + n + "\"";
+                            })));
   lang::ValidateContext ctx{impl.options.target_schema, true};
   auto fresh = lang::validate_transform(*conn, impl.store, edit.edited, ctx);
   refuse_retyping(def, fresh, edit.altered);

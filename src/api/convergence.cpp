@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "api/instance.hpp"
-#include "compile/sql_text.hpp"
+#include "base/sql_text.hpp"
 
 namespace trellis::api {
 
@@ -58,7 +58,7 @@ Token take_token(Trellis::Impl& impl) {
   auto conn = impl.pool.acquire();
   auto r = conn->exec(fmt::format(
       "WITH cur AS (SELECT pg_sequence_last_value({}::regclass) AS seg) SELECT seg, {} FROM cur",
-      compile::literal(impl.store.table("active_segment")), slot_has_rows(impl.store, "seg")));
+      base::literal(impl.store.table("active_segment")), slot_has_rows(impl.store, "seg")));
   int64_t seg = r.get_int(0, 0);
   return Token{r.get_bool(0, 1) ? seg : seg - 1};
 }

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
+#include "base/sql_text.hpp"
 #include "compile/drain_sql.hpp"
 #include "compile/quarantine_sql.hpp"
-#include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
 #include "lang/validate.hpp"
 #include "pg/sql_error.hpp"

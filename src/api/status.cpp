@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/instance.hpp"
-#include "compile/sql_text.hpp"
+#include "base/sql_text.hpp"
 #include "lang/introspect.hpp"
 
 namespace trellis::api {
@@ -65,11 +65,11 @@ std::vector<SourceIndexGap> index_gaps(pg::Connection& conn, const catalog::Tran
   std::vector<std::string> cols;
   for (const auto& g : def.group) cols.push_back(g.name);
   if (!table || lang::has_index_leading_with(conn, *table, cols)) return {};
-  std::string list = compile::join<std::string>(
-      cols, ", ", [](const std::string& c) { return compile::ident(c); });
+  std::string list =
+      base::join<std::string>(cols, ", ", [](const std::string& c) { return base::ident(c); });
   return {{"group_by", def.source_name(), cols,
            fmt::format("CREATE INDEX ON {} ({})",
-                       compile::qualified(def.source_schema, def.source_table), list)}};
+                       base::qualified(def.source_schema, def.source_table), list)}};
 }
 
 }  // namespace

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/sql_text.hpp"
 #include "capture/widen.hpp"
 #include "compile/drain_sql.hpp"
-#include "compile/sql_text.hpp"
 #include "lang/introspect.hpp"
 
 namespace trellis::capture {

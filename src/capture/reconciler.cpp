@@ -11,7 +11,7 @@
 
 #include <map>
 
-#include "compile/sql_text.hpp"
+#include "base/sql_text.hpp"
 #include "pg/arrays.hpp"
 #include "pg/sql_error.hpp"
 
@@ -145,7 +145,7 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
                          const std::vector<Column>& reads, const std::string& signature,
                          const std::vector<catalog::TransformDef>& readers, bool& started) {
   auto sql = compile::compile_capture(table, reads, ring_);
-  std::string qualified = compile::qualified(table.schema, table.name);
+  std::string qualified = base::qualified(table.schema, table.name);
   Covered mine;
   cover(mine, readers);
   const auto& ids = mine.ids;
@@ -184,7 +184,7 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
 }
 
 void Reconciler::record_wait(pg::Connection& conn, const catalog::CapturedTable& table) {
-  std::string qualified = compile::qualified(table.schema, table.name);
+  std::string qualified = base::qualified(table.schema, table.name);
   conn.exec(
       fmt::format(
           "UPDATE {} t SET capture_wait = jsonb_build_object('table', $2::text, 'lock_mode', "

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "compile/sql_text.hpp"
+#include "base/sql_text.hpp"
 #include "pg/arrays.hpp"
 
 namespace trellis::catalog {
@@ -11,7 +11,7 @@ namespace trellis::catalog {
 Store::Store(std::string schema) : schema_(std::move(schema)) {}
 
 std::string Store::table(const std::string& name) const {
-  return compile::qualified(schema_, name);
+  return base::qualified(schema_, name);
 }
 
 std::string Store::work_channel() const {

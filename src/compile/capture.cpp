@@ -7,10 +7,14 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_text.hpp"
 #include "compile/key_codec.hpp"
-#include "compile/sql_text.hpp"
 
 namespace trellis::compile {
+
+using base::ident;
+using base::literal;
+using base::qualified;
 
 using catalog::Column;
 

@@ -5,10 +5,13 @@
 
 #include <fmt/format.h>
 
-#include "compile/sql_text.hpp"
+#include "base/sql_text.hpp"
 #include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
+
+using base::literal;
+using base::qualified;
 
 namespace {
 

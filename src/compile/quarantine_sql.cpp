@@ -6,11 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_text.hpp"
 #include "compile/drain_sql.hpp"
-#include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
+
+using base::qualified;
 
 namespace {
 

@@ -3,9 +3,9 @@
 
 #include <regex>
 
-#include "compile/probe.hpp"
 #include "lang/aggregate_calls.hpp"
 #include "lang/introspect.hpp"
+#include "lang/probe_sql.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::lang {
@@ -20,7 +20,7 @@ std::string argument_type(pg::Connection& conn, const TransformDef& def, const s
   const std::string view = "trellis_probe_argument";
   try {
     conn.exec("SAVEPOINT trellis_argument");
-    conn.exec(compile::probe_field_view(view, def.source_schema, def.source_table, def.alias, arg));
+    conn.exec(probe_field_view(view, def.source_schema, def.source_table, def.alias, arg));
     std::string type = view_column(conn, view, "f").type;
     conn.exec("ROLLBACK TO SAVEPOINT trellis_argument");  // drops the view
     return type;

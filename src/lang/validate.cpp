@@ -9,10 +9,10 @@
 #include <cctype>
 #include <set>
 
-#include "compile/probe.hpp"
-#include "compile/sql_text.hpp"
+#include "base/sql_text.hpp"
 #include "lang/incremental_plan.hpp"
 #include "lang/introspect.hpp"
+#include "lang/probe_sql.hpp"
 #include "lang/tokens.hpp"
 #include "pg/sql_error.hpp"
 #include "trellis/error.hpp"
@@ -255,7 +255,7 @@ void check_aggregate_functions(pg::Connection& conn, const std::string& view,
 
 void type_expressions(pg::Connection& conn, const TransformStmt& stmt, TransformDef& def) {
   pg::Transaction txn(conn);
-  conn.exec(compile::probe_table(def.alias, def.source_schema, def.source_table));
+  conn.exec(probe_table(def.alias, def.source_schema, def.source_table));
   bool aggregate = def.shape == "aggregate";
   for (size_t i = 0; i < stmt.fields.size(); ++i) {
     const auto& f = stmt.fields[i];
@@ -264,16 +264,15 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
     std::string at = where_at(stmt, f.expr.position);
     if (aggregate) {
       probe(conn,
-            compile::probe_grouped_view(view, def.source_schema, def.source_table, def.alias,
-                                        f.expr.sql, def.group),
+            probe_grouped_view(view, def.source_schema, def.source_table, def.alias, f.expr.sql,
+                               def.group),
             what, at, f.expr.text, grouping_problem);
       check_aggregate_functions(conn, view, what, at, f.expr);
     } else {
       probe(conn,
-            compile::probe_field_view(view, def.source_schema, def.source_table, def.alias,
-                                      f.expr.sql),
+            probe_field_view(view, def.source_schema, def.source_table, def.alias, f.expr.sql),
             what, at, f.expr.text, not_valid);
-      probe(conn, compile::probe_immutable_expression(def.alias, f.expr.sql), what, at, f.expr.text,
+      probe(conn, probe_immutable_expression(def.alias, f.expr.sql), what, at, f.expr.text,
             [&](const pg::SqlError& e) { return immutability_problem(e, f.expr); });
     }
     Column col = view_column(conn, view, f.name);
@@ -291,11 +290,11 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
   if (stmt.where) {
     std::string at = where_at(stmt, stmt.where->position);
     probe(conn,
-          compile::probe_where_view("trellis_probe_where", def.source_schema, def.source_table,
-                                    def.alias, stmt.where->sql),
+          probe_where_view("trellis_probe_where", def.source_schema, def.source_table, def.alias,
+                           stmt.where->sql),
           "WHERE predicate", at, stmt.where->text, not_valid);
-    probe(conn, compile::probe_immutable_predicate(def.alias, stmt.where->sql), "WHERE predicate",
-          at, stmt.where->text,
+    probe(conn, probe_immutable_predicate(def.alias, stmt.where->sql), "WHERE predicate", at,
+          stmt.where->text,
           [&](const pg::SqlError& e) { return immutability_problem(e, *stmt.where); });
     def.where_sql = stmt.where->sql;
   }
@@ -446,9 +445,9 @@ void check_source_index(pg::Connection& conn, const TableInfo& src,
          fmt::format("source table {}.{} has no index leading with the GROUP BY columns ({}); "
                      "create one with CREATE INDEX ON {} ({}), or add WITHOUT SOURCE INDEX "
                      "after GROUP BY to go without",
-                     src.schema, src.name, cols, compile::qualified(src.schema, src.name),
-                     compile::join<std::string>(
-                         names, ", ", [](const std::string& n) { return compile::ident(n); })));
+                     src.schema, src.name, cols, base::qualified(src.schema, src.name),
+                     base::join<std::string>(names, ", ",
+                                             [](const std::string& n) { return base::ident(n); })));
 }
 
 }  // namespace
@@ -484,17 +483,16 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
 }
 
 std::string normalized_statement(const TransformDef& def) {
-  using compile::ident;
+  using base::ident;
   std::string out = fmt::format(
       "TRANSFORM {} FROM {} AS {} KEY ({}) SELECT ",
-      compile::qualified(def.target_schema, def.target_table),
-      compile::qualified(def.source_schema, def.source_table), ident(def.alias),
-      compile::join<Column>(def.key, ", ", [](const Column& c) { return compile::ident(c.name); }));
+      base::qualified(def.target_schema, def.target_table),
+      base::qualified(def.source_schema, def.source_table), ident(def.alias),
+      base::join<Column>(def.key, ", ", [](const Column& c) { return base::ident(c.name); }));
   if (def.shape == "aggregate") {
     out.resize(out.size() - std::string(" SELECT ").size());
-    out += " GROUP BY " + compile::join<Column>(def.group, ", ", [](const Column& c) {
-             return compile::ident(c.name);
-           });
+    out += " GROUP BY " +
+           base::join<Column>(def.group, ", ", [](const Column& c) { return base::ident(c.name); });
     if (def.without_source_index) out += " WITHOUT SOURCE INDEX";
     out += " SELECT ";
   }

@@ -6,14 +6,14 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_text.hpp"
 #include "compile/drain_sql.hpp"
-#include "compile/sql_text.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::ring {
 
-using compile::ident;
-using compile::qualified;
+using base::ident;
+using base::qualified;
 
 Ring::Ring(RingConfig config) : config_(std::move(config)) {}
 
@@ -35,7 +35,7 @@ Ring::Probe Ring::probe(pg::Connection& conn) {
       "('active', 'retired') OR (s.state = 'active' AND s.seg <> a.seg) OR (s.state = 'retired' "
       "AND s.drained_at < now() - interval '10 minutes')) FROM (SELECT "
       "pg_sequence_last_value({3}::regclass) AS seg) a",
-      config_.slots, slots, table("segments"), compile::literal(table("active_segment"))));
+      config_.slots, slots, table("segments"), base::literal(table("active_segment"))));
   return {r.get_bool(0, 0), r.get_bool(0, 1)};
 }
 
@@ -44,7 +44,7 @@ void Ring::recover(pg::Connection& conn) {
   conn.exec(fmt::format(
       "SELECT setval({0}::regclass, a.seg, true) FROM (SELECT max(seg) AS seg FROM {1} WHERE "
       "state = 'active') a WHERE a.seg > pg_sequence_last_value({0}::regclass)",
-      compile::literal(table("active_segment")), table("segments")));
+      base::literal(table("active_segment")), table("segments")));
   conn.exec(fmt::format(
       "UPDATE {} SET fence = pg_current_xact_id() WHERE state = 'sealed' AND fence IS NULL",
       table("segments")));
@@ -52,7 +52,7 @@ void Ring::recover(pg::Connection& conn) {
 
 bool Ring::seal(pg::Connection& conn) {
   auto cur = conn.exec(fmt::format("SELECT pg_sequence_last_value({}::regclass)",
-                                   compile::literal(table("active_segment"))));
+                                   base::literal(table("active_segment"))));
   int64_t seg = cur.get_int(0, 0);
   auto probe = conn.exec(fmt::format("SELECT EXISTS (SELECT 1 FROM {}), NOT EXISTS (SELECT 1 FROM "
                                      "{} WHERE seg = $1::bigint AND "
@@ -75,7 +75,7 @@ bool Ring::seal(pg::Connection& conn) {
     txn.commit();
   }
   conn.exec(fmt::format("SELECT setval({}::regclass, $1::bigint, true)",
-                        compile::literal(table("active_segment"))),
+                        base::literal(table("active_segment"))),
             {std::to_string(seg + 1)});
   conn.exec(fmt::format("UPDATE {} SET fence = pg_current_xact_id() WHERE seg = $1::bigint",
                         table("segments")),
