@@ -10,20 +10,19 @@
 
 #include "api/instance.hpp"
 #include "base/sql_text.hpp"
+#include "catalog/ring_geometry.hpp"
 
 namespace trellis::api {
 
 namespace {
 
-constexpr int kSlots = 4;
-
 // CASE over the ring slots: does the slot of segment `seg_expr` hold rows?
 std::string slot_has_rows(const catalog::Store& store, const std::string& seg_expr) {
   std::string cases;
-  for (int s = 0; s < kSlots; ++s)
+  for (int s = 0; s < catalog::kRingSlots; ++s)
     cases += fmt::format(" WHEN {} THEN EXISTS (SELECT 1 FROM {})", s,
-                         store.table("ring_" + std::to_string(s)));
-  return fmt::format("CASE {} % {}{} END", seg_expr, kSlots, cases);
+                         store.table(catalog::ring_slot_table(s)));
+  return fmt::format("CASE {} % {}{} END", seg_expr, catalog::kRingSlots, cases);
 }
 
 // Every segment up to `seg` is drained (the active one counts as drained

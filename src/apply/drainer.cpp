@@ -12,16 +12,16 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "catalog/ring_geometry.hpp"
 #include "pg/arrays.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::apply {
 
-Drainer::Drainer(catalog::Store& store, const ring::Ring& ring, DrainConfig config)
+Drainer::Drainer(catalog::Store& store, DrainConfig config)
     : store_(store),
-      ring_(ring),
       config_(config),
-      sql_(compile::compile_drain(store.schema(), ring.config().slots)),
+      sql_(compile::compile_drain(store.schema())),
       quarantine_(store.schema()) {}
 
 bool Drainer::drain_one(pg::Connection& conn) {
@@ -61,7 +61,7 @@ bool Drainer::drain_one(pg::Connection& conn) {
 
 // Fills the page inside the open transaction: nothing when the claim is lost.
 std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Claim& claim) {
-  int slot = static_cast<int>(std::stoll(claim.seg) % ring_.config().slots);
+  int slot = catalog::ring_slot(std::stoll(claim.seg));
   auto held = conn.exec_prepared(sql_.check_bucket, {claim.seg, claim.buckets});
   if (held.rows() < claim.count) return std::nullopt;
   std::set<int> truncated;

@@ -13,7 +13,6 @@
 #include "catalog/store.hpp"
 #include "compile/drain_sql.hpp"
 #include "pg/connection.hpp"
-#include "ring/ring.hpp"
 
 namespace trellis::apply {
 
@@ -23,7 +22,7 @@ struct DrainConfig {
 
 class Drainer {
  public:
-  Drainer(catalog::Store& store, const ring::Ring& ring, DrainConfig config);
+  Drainer(catalog::Store& store, DrainConfig config);
 
   // Claims one ready bucket and drains it to the end. Returns false when no
   // bucket was ready. Failures release the claim with a backoff and are
@@ -59,7 +58,6 @@ class Drainer {
                       const std::string& sqlstate);
 
   catalog::Store& store_;
-  const ring::Ring& ring_;
   DrainConfig config_;
   compile::DrainSql sql_;
   Rederiver rederiver_;

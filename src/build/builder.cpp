@@ -18,10 +18,10 @@
 
 namespace trellis::build {
 
-Builder::Builder(catalog::Store& store, int ring_slots, BuildConfig config)
+Builder::Builder(catalog::Store& store, BuildConfig config)
     : store_(store),
       config_(config),
-      sql_(compile::compile_drain(store.schema(), ring_slots)),
+      sql_(compile::compile_drain(store.schema())),
       quarantine_(store.schema()) {}
 
 bool Builder::build_one_chunk(pg::Connection& conn) {

@@ -17,7 +17,7 @@ struct BuildConfig {
 
 class Builder {
  public:
-  Builder(catalog::Store& store, int ring_slots, BuildConfig config);
+  Builder(catalog::Store& store, BuildConfig config);
   // Claims a backfilling transform (or keeps the one this connection owns)
   // and runs one chunk. Returns false when there was nothing to build.
   bool build_one_chunk(pg::Connection& conn);

@@ -10,10 +10,10 @@
 
 namespace trellis::compile {
 
+// The slot tables and the bucket count are the catalog's
+// (catalog/ring_geometry.hpp).
 struct RingShape {
   std::string catalog_schema;
-  int slots = 4;     // ring slot tables ring_0 .. ring_{slots-1}
-  int buckets = 16;  // claimable buckets per segment
 };
 
 struct CaptureSql {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/sql_text.hpp"
+#include "catalog/ring_geometry.hpp"
 #include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
@@ -27,7 +28,7 @@ std::string owner_dead(const std::string& pid, const std::string& start) {
 
 }  // namespace
 
-DrainSql compile_drain(const std::string& cs, int slots) {
+DrainSql compile_drain(const std::string& cs) {
   DrainSql s;
   std::string buckets = qualified(cs, "buckets");
   std::string transforms = qualified(cs, "transforms");
@@ -62,8 +63,8 @@ DrainSql compile_drain(const std::string& cs, int slots) {
   // scan of the slot's page index when the segment was large enough to get
   // one (ring/ring.cpp), else a scan and sort. ck = [tbl] || key identifies a
   // row's key, so DISTINCT ON (ck) is the distinct keys.
-  for (int slot = 0; slot < slots; ++slot) {
-    std::string ring = qualified(cs, "ring_" + std::to_string(slot));
+  for (int slot = 0; slot < catalog::kRingSlots; ++slot) {
+    std::string ring = qualified(cs, catalog::ring_slot_table(slot));
     std::string cursor = fmt::format(
         "coalesce((SELECT max(cursor) FROM {} WHERE seg = $1::bigint AND bucket = "
         "ANY($2::int2[])), '{{}}'::text[])",

@@ -53,6 +53,6 @@ struct DrainSql {
   std::string retry_build;              // $1 id, $2 error json, $3 ms: release, retry after $3 ms
 };
 
-DrainSql compile_drain(const std::string& catalog_schema, int slots);
+DrainSql compile_drain(const std::string& catalog_schema);
 
 }  // namespace trellis::compile

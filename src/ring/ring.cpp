@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/sql_text.hpp"
+#include "catalog/ring_geometry.hpp"
 #include "compile/drain_sql.hpp"
 #include "pg/sql_error.hpp"
 
@@ -22,20 +23,20 @@ std::string Ring::table(const char* name) const {
 }
 
 std::string Ring::slot_table(int64_t segment) const {
-  return qualified(config_.schema, "ring_" + std::to_string(segment % config_.slots));
+  return qualified(config_.schema, catalog::ring_slot_table(catalog::ring_slot(segment)));
 }
 
 Ring::Probe Ring::probe(pg::Connection& conn) {
   std::string slots;
-  for (int i = 0; i < config_.slots; ++i)
+  for (int i = 0; i < catalog::kRingSlots; ++i)
     slots += fmt::format(" WHEN {} THEN EXISTS (SELECT 1 FROM {})", i,
-                         qualified(config_.schema, "ring_" + std::to_string(i)));
+                         qualified(config_.schema, catalog::ring_slot_table(i)));
   auto r = conn.exec_prepared(fmt::format(
       "SELECT CASE a.seg % {0}{1} END, EXISTS (SELECT 1 FROM {2} s WHERE s.state NOT IN "
       "('active', 'retired') OR (s.state = 'active' AND s.seg <> a.seg) OR (s.state = 'retired' "
       "AND s.drained_at < now() - interval '10 minutes')) FROM (SELECT "
       "pg_sequence_last_value({3}::regclass) AS seg) a",
-      config_.slots, slots, table("segments"), base::literal(table("active_segment"))));
+      catalog::kRingSlots, slots, table("segments"), base::literal(table("active_segment"))));
   return {r.get_bool(0, 0), r.get_bool(0, 1)};
 }
 
@@ -58,7 +59,7 @@ bool Ring::seal(pg::Connection& conn) {
                                      "{} WHERE seg = $1::bigint AND "
                                      "state <> 'retired')",
                                      slot_table(seg), table("segments")),
-                         {std::to_string(seg + 1 - config_.slots)});
+                         {std::to_string(seg + 1 - catalog::kRingSlots)});
   if (!probe.get_bool(0, 0) || !probe.get_bool(0, 1)) return false;
   {
     pg::Transaction txn(conn);
@@ -92,7 +93,7 @@ bool Ring::seal(pg::Connection& conn) {
 constexpr int64_t kPageIndexMinBytes = 2 << 20;
 
 std::string Ring::page_index(int64_t segment) const {
-  return "ring_" + std::to_string(segment % config_.slots) + "_page";
+  return catalog::ring_slot_table(catalog::ring_slot(segment)) + "_page";
 }
 
 void Ring::index_large_slot(pg::Connection& conn, int64_t segment) {

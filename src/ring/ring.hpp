@@ -11,10 +11,9 @@
 
 namespace trellis::ring {
 
+// The slot count and names are the catalog's (catalog/ring_geometry.hpp).
 struct RingConfig {
   std::string schema;  // catalog schema (unquoted)
-  int slots = 4;
-  int buckets = 16;
 };
 
 class Ring {

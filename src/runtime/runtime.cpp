@@ -30,8 +30,6 @@ namespace {
 // or a claim left by a dead worker, is picked up; its polls are prepared
 // statements, so an idle poll costs the server a few tens of microseconds.
 constexpr std::chrono::milliseconds kPollFloor{250};
-constexpr int kSlots = 4;
-constexpr int kBuckets = 16;
 // Schema drift is checked every this many staging ticks (about once a second
 // at the default tick).
 constexpr int kDriftEveryTicks = 10;
@@ -137,9 +135,9 @@ void Runtime::request_tick() {
 
 void Runtime::staging_loop() {
   catalog::Store store(options_.schema);
-  ring::Ring ring({options_.schema, kSlots, kBuckets});
-  capture::Reconciler reconciler(store, {options_.schema, kSlots, kBuckets});
-  capture::DriftWatch drift(store, {options_.schema, kSlots, kBuckets});
+  ring::Ring ring({options_.schema});
+  capture::Reconciler reconciler(store, {options_.schema});
+  capture::DriftWatch drift(store, {options_.schema});
   std::unique_ptr<pg::Connection> conn;
   int failures = 0;
   int64_t ticks = 0;
@@ -204,9 +202,8 @@ void Runtime::staging_loop() {
 
 void Runtime::drain_loop(int index) {
   catalog::Store store(options_.schema);
-  ring::Ring ring({options_.schema, kSlots, kBuckets});
-  apply::Drainer drainer(store, ring, {});
-  build::Builder builder(store, kSlots, {});
+  apply::Drainer drainer(store, {});
+  build::Builder builder(store, {});
   std::unique_ptr<pg::Connection> conn;
   int failures = 0;
   while (!stopping_) {
