@@ -10,20 +10,11 @@
 
 #include "api/instance.hpp"
 #include "base/sql_text.hpp"
-#include "catalog/ring_geometry.hpp"
+#include "ring/ring.hpp"
 
 namespace trellis::api {
 
 namespace {
-
-// CASE over the ring slots: does the slot of segment `seg_expr` hold rows?
-std::string slot_has_rows(const catalog::Store& store, const std::string& seg_expr) {
-  std::string cases;
-  for (int s = 0; s < catalog::kRingSlots; ++s)
-    cases += fmt::format(" WHEN {} THEN EXISTS (SELECT 1 FROM {})", s,
-                         store.table(catalog::ring_slot_table(s)));
-  return fmt::format("CASE {} % {}{} END", seg_expr, catalog::kRingSlots, cases);
-}
 
 // Every segment up to `seg` is drained (the active one counts as drained
 // while it holds no committed row) and no change in them is held in
@@ -37,8 +28,8 @@ bool drained_through(pg::Connection& conn, const catalog::Store& store, int64_t 
                 "NOT {})) AND NOT EXISTS (SELECT 1 FROM {} h JOIN {} t ON t.id = "
                 "h.transform_id WHERE h.held AND coalesce(h.seg, 0) <= $1::bigint AND t.status IN "
                 "('backfilling', 'live'))",
-                store.table("segments"), slot_has_rows(store, "s.seg"), store.table("held_keys"),
-                store.table("transforms")),
+                store.table("segments"), ring::slot_has_rows(store.schema(), "s.seg"),
+                store.table("held_keys"), store.table("transforms")),
             {std::to_string(seg)})
       .get_bool(0, 0);
 }
@@ -57,7 +48,8 @@ Token take_token(Trellis::Impl& impl) {
   auto conn = impl.pool.acquire();
   auto r = conn->exec(fmt::format(
       "WITH cur AS (SELECT pg_sequence_last_value({}::regclass) AS seg) SELECT seg, {} FROM cur",
-      base::literal(impl.store.table("active_segment")), slot_has_rows(impl.store, "seg")));
+      base::literal(impl.store.table("active_segment")),
+      ring::slot_has_rows(impl.store.schema(), "seg")));
   int64_t seg = r.get_int(0, 0);
   return Token{r.get_bool(0, 1) ? seg : seg - 1};
 }

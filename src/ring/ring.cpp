@@ -16,6 +16,14 @@ namespace trellis::ring {
 using base::ident;
 using base::qualified;
 
+std::string slot_has_rows(const std::string& catalog_schema, const std::string& seg_expr) {
+  std::string cases;
+  for (int s = 0; s < catalog::kRingSlots; ++s)
+    cases += fmt::format(" WHEN {} THEN EXISTS (SELECT 1 FROM {})", s,
+                         qualified(catalog_schema, catalog::ring_slot_table(s)));
+  return fmt::format("CASE {} % {}{} END", seg_expr, catalog::kRingSlots, cases);
+}
+
 Ring::Ring(RingConfig config) : config_(std::move(config)) {}
 
 std::string Ring::table(const char* name) const {
@@ -27,16 +35,13 @@ std::string Ring::slot_table(int64_t segment) const {
 }
 
 Ring::Probe Ring::probe(pg::Connection& conn) {
-  std::string slots;
-  for (int i = 0; i < catalog::kRingSlots; ++i)
-    slots += fmt::format(" WHEN {} THEN EXISTS (SELECT 1 FROM {})", i,
-                         qualified(config_.schema, catalog::ring_slot_table(i)));
   auto r = conn.exec_prepared(fmt::format(
-      "SELECT CASE a.seg % {0}{1} END, EXISTS (SELECT 1 FROM {2} s WHERE s.state NOT IN "
+      "SELECT {0}, EXISTS (SELECT 1 FROM {1} s WHERE s.state NOT IN "
       "('active', 'retired') OR (s.state = 'active' AND s.seg <> a.seg) OR (s.state = 'retired' "
       "AND s.drained_at < now() - interval '10 minutes')) FROM (SELECT "
-      "pg_sequence_last_value({3}::regclass) AS seg) a",
-      catalog::kRingSlots, slots, table("segments"), base::literal(table("active_segment"))));
+      "pg_sequence_last_value({2}::regclass) AS seg) a",
+      slot_has_rows(config_.schema, "a.seg"), table("segments"),
+      base::literal(table("active_segment"))));
   return {r.get_bool(0, 0), r.get_bool(0, 1)};
 }
 

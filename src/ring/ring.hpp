@@ -16,6 +16,10 @@ struct RingConfig {
   std::string schema;  // catalog schema (unquoted)
 };
 
+// CASE <seg_expr> % slots WHEN 0 THEN EXISTS (SELECT 1 FROM <slot 0>) ... END:
+// whether the slot of the segment `seg_expr` evaluates to holds rows.
+std::string slot_has_rows(const std::string& catalog_schema, const std::string& seg_expr);
+
 class Ring {
  public:
   explicit Ring(RingConfig config);
