@@ -18,15 +18,15 @@ using catalog::TransformDef;
 // The argument's type as PostgreSQL resolves it, or "" when it cannot tell.
 std::string argument_type(pg::Connection& conn, const TransformDef& def, const std::string& arg) {
   const std::string view = "trellis_probe_argument";
+  pg::Savepoint savepoint(conn, "trellis_argument");
   try {
-    conn.exec("SAVEPOINT trellis_argument");
     conn.exec(probe_field_view(view, def.source_schema, def.source_table, def.alias, arg));
     std::string type = view_column(conn, view, "f").type;
-    conn.exec("ROLLBACK TO SAVEPOINT trellis_argument");  // drops the view
+    savepoint.rollback();  // drops the view
     return type;
   } catch (const pg::SqlError&) {
     if (!conn.healthy()) throw;
-    conn.exec("ROLLBACK TO SAVEPOINT trellis_argument");
+    savepoint.rollback();
     return "";
   }
 }

@@ -205,13 +205,13 @@ std::string immutability_problem(const pg::SqlError& e, const Expr& expr) {
 template <typename Explain>
 void probe(pg::Connection& conn, const std::string& statement, const std::string& what,
            const std::string& at, const std::string& text, Explain explain) {
+  pg::Savepoint savepoint(conn, "trellis_probe");
   try {
-    conn.exec("SAVEPOINT trellis_probe");
     conn.exec(statement);
-    conn.exec("RELEASE SAVEPOINT trellis_probe");
+    savepoint.release();
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
-    conn.exec("ROLLBACK TO SAVEPOINT trellis_probe");
+    savepoint.rollback();
     refuse(ErrorCode::validation, fmt::format("{} at {} ({}) {}", what, at, text, explain(e)));
   }
 }

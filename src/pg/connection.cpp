@@ -297,4 +297,23 @@ void Transaction::commit() {
   done_ = true;
 }
 
+Savepoint::Savepoint(Connection& conn, std::string name) : conn_(conn), name_(std::move(name)) {
+  conn_.exec("SAVEPOINT " + name_);
+}
+Savepoint::~Savepoint() {
+  if (done_ || !conn_.healthy()) return;
+  try {
+    conn_.exec("ROLLBACK TO SAVEPOINT " + name_);
+  } catch (...) {
+  }
+}
+void Savepoint::release() {
+  conn_.exec("RELEASE SAVEPOINT " + name_);
+  done_ = true;
+}
+void Savepoint::rollback() {
+  done_ = true;
+  conn_.exec("ROLLBACK TO SAVEPOINT " + name_);
+}
+
 }  // namespace trellis::pg

@@ -115,4 +115,25 @@ class Transaction {
   bool done_ = false;
 };
 
+// RAII savepoint inside an open transaction: SAVEPOINT <name> on
+// construction. release() keeps what ran since, rollback() undoes it (the
+// savepoint stays, as ROLLBACK TO leaves it); either throws pg::SqlError on
+// failure. Unless one of them was called, the destructor rolls back to the
+// savepoint; it never throws and sends nothing on a broken connection.
+// `name` is a plain identifier, written as is.
+class Savepoint {
+ public:
+  Savepoint(Connection& conn, std::string name);
+  ~Savepoint();
+  Savepoint(const Savepoint&) = delete;
+  Savepoint& operator=(const Savepoint&) = delete;
+  void release();
+  void rollback();
+
+ private:
+  Connection& conn_;
+  std::string name_;
+  bool done_ = false;
+};
+
 }  // namespace trellis::pg

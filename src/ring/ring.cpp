@@ -107,7 +107,7 @@ void Ring::index_large_slot(pg::Connection& conn, int64_t segment) {
                 {slot_table(segment)})
           .get_bool(0, 0);
   if (!large) return;  // the usual case: one statement, no savepoint
-  conn.exec("SAVEPOINT trellis_page_index");
+  pg::Savepoint savepoint(conn, "trellis_page_index");
   try {
     conn.exec("SET LOCAL lock_timeout = '50ms'");
     conn.exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} (bucket, {}) WHERE {}",
@@ -116,10 +116,10 @@ void Ring::index_large_slot(pg::Connection& conn, int64_t segment) {
     // Slots are never auto-analyzed; without statistics the planner guesses
     // a bucket holds a few dozen rows and sorts them all per page.
     conn.exec("ANALYZE " + slot_table(segment));
-    conn.exec("RELEASE SAVEPOINT trellis_page_index");
+    savepoint.release();
   } catch (const pg::SqlError& e) {
     if (e.failure_class() != pg::FailureClass::transient) throw;
-    conn.exec("ROLLBACK TO SAVEPOINT trellis_page_index");  // drains scan the slot instead
+    savepoint.rollback();  // drains scan the slot instead
   }
 }
 
