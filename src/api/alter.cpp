@@ -9,12 +9,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "api/instance.hpp"
 #include "base/sql_text.hpp"
 #include "compile/one_to_one.hpp"
 #include "lang/field_edit.hpp"
 #include "lang/validate.hpp"
+#include "pg/lock_timeout.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::api {
@@ -23,7 +25,7 @@ namespace {
 
 // How long the edit waits for the target's lock (readers of the target
 // queue behind it meanwhile).
-constexpr const char* kTargetLockTimeout = "2s";
+constexpr std::chrono::seconds kTargetLockTimeout{2};
 
 const catalog::Field* field_named(const catalog::TransformDef& def, const std::string& name) {
   for (const auto& f : def.fields)
@@ -93,16 +95,16 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
 
   pg::Transaction txn(*conn);
   auto lock = lock_for_edit(impl, *conn, def, "ALTER");
-  conn->exec(fmt::format("SET LOCAL lock_timeout = '{}'", kTargetLockTimeout));
+  pg::set_local_lock_timeout(*conn, kTargetLockTimeout);
   try {
     if (!edit.dropped.empty() || !edit.added.empty())
       conn->exec(compile::alter_target_columns(fresh, edit.dropped, edit.added));
   } catch (const pg::SqlError& e) {
-    if (e.sqlstate() != "55P03") throw;
+    if (!pg::is_lock_not_available(e)) throw;
     throw Error(ErrorCode::conflict,
-                fmt::format("another session holds a lock on {} ({}); ALTER waited {} for it, "
+                fmt::format("another session holds a lock on {} ({}); ALTER waited {}s for it, "
                             "run it again once that session is done",
-                            def.target_name(), e.what(), kTargetLockTimeout));
+                            def.target_name(), e.what(), kTargetLockTimeout.count()));
   }
   // A dropped field is no longer paused.
   conn->exec(fmt::format("UPDATE {} SET definition = $2::jsonb, statement = $3, version = "

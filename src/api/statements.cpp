@@ -26,7 +26,7 @@ void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::Tran
   try {
     for (const auto& ddl : compile::compile_transform(def).create) conn.exec(ddl);
   } catch (const pg::SqlError& e) {
-    if (e.sqlstate() == "42P07")
+    if (pg::is_duplicate_table(e))
       throw Error(
           ErrorCode::conflict,
           fmt::format("relation {} already exists; pick another target name", def.target_name()));

@@ -13,6 +13,7 @@
 
 #include "base/sql_text.hpp"
 #include "pg/arrays.hpp"
+#include "pg/lock_timeout.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::capture {
@@ -150,9 +151,8 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
   cover(mine, readers);
   const auto& ids = mine.ids;
   const auto& versions = mine.versions;
-  try {
-    pg::Transaction txn(conn);
-    conn.exec("SET LOCAL lock_timeout = '50ms'");
+  int64_t moved = 0;  // transforms moved to backfilling
+  bool installed = pg::try_under_lock_timeout(conn, [&] {
     conn.exec("LOCK TABLE " + qualified + " IN SHARE ROW EXCLUSIVE MODE");
     for (const auto& f : sql.functions) conn.exec(f);
     if (conn.exec(sql.trigger_probe).get_int(0, 0) < 4) {
@@ -172,15 +172,15 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
                     "$1::int AND t.status = 'waiting_to_backfill' AND NOT {} AND {}",
                     store_.table("transforms"), store_.waits_for_upstream("t"), is_covered("t", 3)),
         {std::to_string(table.id), qualified, pg::int_array(ids), pg::int_array(versions)});
-    txn.commit();
-    spdlog::info("capture installed on {}", qualified);
-    started = started || begun.affected() > 0;
-    return true;
-  } catch (const pg::SqlError& e) {
-    if (e.sqlstate() != "55P03") throw;
+    moved = begun.affected();
+  });
+  if (!installed) {
     record_wait(conn, table);
     return false;
   }
+  spdlog::info("capture installed on {}", qualified);
+  started = started || moved > 0;
+  return true;
 }
 
 void Reconciler::record_wait(pg::Connection& conn, const catalog::CapturedTable& table) {
@@ -223,18 +223,16 @@ bool Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& t
   }
   auto sql = compile::compile_capture(located, {}, ring_);
   try {
-    pg::Transaction txn(conn);
-    conn.exec("SET LOCAL lock_timeout = '50ms'");
-    for (const auto& d : sql.drop) conn.exec(d);
-    conn.exec(fmt::format("UPDATE {} SET installed_signature = NULL, installed_digest = NULL "
-                          "WHERE id = $1::int",
-                          store_.table("captured_tables")),
-              {std::to_string(table.id)});
-    txn.commit();
-    return true;
+    return pg::try_under_lock_timeout(conn, [&] {
+      for (const auto& d : sql.drop) conn.exec(d);
+      conn.exec(fmt::format("UPDATE {} SET installed_signature = NULL, installed_digest = NULL "
+                            "WHERE id = $1::int",
+                            store_.table("captured_tables")),
+                {std::to_string(table.id)});
+    });  // false (a lock not granted): retried next tick
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
-    if (e.sqlstate() != "55P03" && e.sqlstate() != "42P01")  // retried next tick
+    if (!pg::is_undefined_table(e))  // retried next tick
       spdlog::warn("removing capture from {}.{} failed: {}", located.schema, located.name,
                    e.what());
     return false;

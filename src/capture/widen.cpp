@@ -12,6 +12,7 @@
 #include "compile/drain_sql.hpp"
 #include "compile/shared_sql.hpp"
 #include "lang/validate.hpp"
+#include "pg/lock_timeout.hpp"
 #include "pg/sql_error.hpp"
 #include "trellis/error.hpp"
 
@@ -117,9 +118,7 @@ Widened widen_in_place(pg::Connection& conn, catalog::Store& store,
     for (const auto& c : changes) cols.push_back(c.now);
     return compile::alter_column_types(schema, table, cols);
   };
-  try {
-    pg::Transaction txn(conn);
-    conn.exec("SET LOCAL lock_timeout = '50ms'");
+  bool widened = pg::try_under_lock_timeout(conn, [&] {
     if (!fields.empty()) conn.exec(ddl(def.target_schema, def.target_table, fields));
     if (!ledger.empty()) conn.exec(ddl(def.target_schema, def.ledger_table(), ledger));
     conn.exec(
@@ -137,11 +136,8 @@ Widened widen_in_place(pg::Connection& conn, catalog::Store& store,
                     "FROM released)",
                     store.table("held_keys"), store.table("transforms"), compile::kRebuildInPlace),
         {std::to_string(def.id)});
-    txn.commit();
-  } catch (const pg::SqlError& e) {
-    if (e.sqlstate() != "55P03" || !conn.healthy()) throw;
-    return Widened::retry_later;
-  }
+  });
+  if (!widened) return Widened::retry_later;
   spdlog::info("transform {}: widened {} column(s) in place to follow {}", def.target_name(),
                fields.size() + ledger.size(), def.source_name());
   return Widened::done;

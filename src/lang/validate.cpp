@@ -221,7 +221,7 @@ std::string not_valid(const pg::SqlError& e) {
 }
 
 std::string grouping_problem(const pg::SqlError& e) {
-  if (e.sqlstate() == "42803")
+  if (pg::is_grouping_error(e))
     return fmt::format(
         "is not a valid aggregate field: {}; every column outside GROUP BY must sit inside "
         "exactly one aggregate",

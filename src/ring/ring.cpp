@@ -9,6 +9,7 @@
 #include "base/sql_text.hpp"
 #include "catalog/ring_geometry.hpp"
 #include "compile/drain_sql.hpp"
+#include "pg/lock_timeout.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::ring {
@@ -109,7 +110,7 @@ void Ring::index_large_slot(pg::Connection& conn, int64_t segment) {
   if (!large) return;  // the usual case: one statement, no savepoint
   pg::Savepoint savepoint(conn, "trellis_page_index");
   try {
-    conn.exec("SET LOCAL lock_timeout = '50ms'");
+    pg::set_local_lock_timeout(conn);
     conn.exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} (bucket, {}) WHERE {}",
                           ident(page_index(segment)), slot_table(segment), compile::kRingPageKey,
                           compile::kRingHasKey));
@@ -158,21 +159,21 @@ int Ring::retire(pg::Connection& conn) {
   int retired = 0;
   for (int i = 0; i < drained.rows(); ++i) {
     std::string seg = drained.get(i, 0);
+    bool truncated = false;
     try {
-      pg::Transaction txn(conn);
-      conn.exec("SET LOCAL lock_timeout = '50ms'");
-      conn.exec("DROP INDEX IF EXISTS " + qualified(config_.schema, page_index(std::stoll(seg))));
-      conn.exec("TRUNCATE " + slot_table(std::stoll(seg)));
-      conn.exec(
-          fmt::format("UPDATE {} SET state = 'retired' WHERE seg = $1::bigint", table("segments")),
-          {seg});
-      conn.exec(fmt::format("DELETE FROM {} WHERE seg = $1::bigint", table("buckets")), {seg});
-      txn.commit();
-      ++retired;
+      truncated = pg::try_under_lock_timeout(conn, [&] {
+        conn.exec("DROP INDEX IF EXISTS " + qualified(config_.schema, page_index(std::stoll(seg))));
+        conn.exec("TRUNCATE " + slot_table(std::stoll(seg)));
+        conn.exec(fmt::format("UPDATE {} SET state = 'retired' WHERE seg = $1::bigint",
+                              table("segments")),
+                  {seg});
+        conn.exec(fmt::format("DELETE FROM {} WHERE seg = $1::bigint", table("buckets")), {seg});
+      });
     } catch (const pg::SqlError& e) {
       if (e.failure_class() != pg::FailureClass::transient) throw;
-      break;  // a reader still holds the slot; retry on the next tick
     }
+    if (!truncated) break;  // a reader still holds the slot; retry on the next tick
+    ++retired;
   }
   conn.exec(
       fmt::format("DELETE FROM {} WHERE state = 'retired' AND drained_at < now() - "

@@ -655,7 +655,8 @@ std::string Cluster::create_database(const std::string& prefix) {
       conn->exec("CREATE DATABASE " + conn->quote_ident(name));
       return url(name);
     } catch (const pg::SqlError& e) {
-      if (e.sqlstate() != "42P04") throw;  // duplicate_database: a kept cluster from an old run
+      if (!pg::is_duplicate_database(e))
+        throw;  // duplicate_database: a kept cluster from an old run
     }
   }
 }
