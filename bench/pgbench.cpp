@@ -1,4 +1,4 @@
-// Runs pgbench (PostgreSQL 15's, from its bin directory) and parses its
+// Runs pgbench (from the PostgreSQL server's bin directory) and parses its
 // summary; see pgbench.hpp.
 #include "pgbench.hpp"
 
@@ -13,16 +13,24 @@
 #include <vector>
 
 #include "spawn.hpp"
+#include "testkit/server_bin.hpp"
 #include "trellis/error.hpp"
 
 namespace trellis::bench {
 
 namespace {
 
+// pgbench from the server's bin directory (where the testkit's initdb is),
+// else the one on /usr/bin.
 std::string pgbench_path() {
-  const char* candidates[] = {"/usr/lib/postgresql/15/bin/pgbench", "/usr/bin/pgbench"};
-  for (const char* c : candidates)
-    if (::access(c, X_OK) == 0) return c;
+  std::vector<std::string> candidates;
+  try {
+    candidates.push_back(testkit::server_bin_dir() + "/pgbench");
+  } catch (const Error&) {
+  }
+  candidates.push_back("/usr/bin/pgbench");
+  for (const auto& c : candidates)
+    if (::access(c.c_str(), X_OK) == 0) return c;
   throw Error(ErrorCode::internal, "pgbench not found (install postgresql-15)");
 }
 

@@ -1,4 +1,4 @@
-// ALTER TRANSFORM (SPEC §2): edits the fields of a 1-1 transform in place.
+// ALTER TRANSFORM (README, "The statement language"): edits the fields of a 1-1 transform in place.
 // The edited statement is validated as define would validate it; then, in
 // one transaction, the target's columns are dropped and added, the catalog
 // row gets the new definition and version, and a live transform goes back
@@ -9,12 +9,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "api/instance.hpp"
+#include "base/sql_text.hpp"
 #include "bind/validate.hpp"
 #include "compile/one_to_one.hpp"
-#include "compile/sql_text.hpp"
 #include "lang/field_edit.hpp"
+#include "pg/lock_timeout.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::api {
@@ -23,7 +25,7 @@ namespace {
 
 // How long the edit waits for the target's lock (readers of the target
 // queue behind it meanwhile).
-constexpr const char* kTargetLockTimeout = "2s";
+constexpr std::chrono::seconds kTargetLockTimeout{2};
 
 const catalog::Field* field_named(const catalog::TransformDef& def, const std::string& name) {
   for (const auto& f : def.fields)
@@ -81,12 +83,12 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
                   edit.added, edit.dropped,      edit.altered};
   if (!edit.changed()) return applied;
   if (edit.edited.fields.empty())
-    throw Error(
-        ErrorCode::validation,
-        fmt::format("ALTER would leave {} without fields ({} dropped); keep at least one",
-                    def.target_name(),
-                    compile::join<std::string>(
-                        edit.dropped, ", ", [](const std::string& n) { return "\"" + n + "\""; })));
+    throw Error(ErrorCode::validation,
+                fmt::format("ALTER would leave {} without fields ({} dropped); keep at least one",
+                            def.target_name(),
+                            base::join<std::string>(edit.dropped, ", ", [](const std::string& n) {
+                              return "\"" + n + "\"";
+                            })));
   bind::ValidateContext ctx{impl.options.target_schema, true};
   auto fresh = bind::validate_transform(*conn, impl.store, edit.edited, ctx);
   refuse_retyping(def, fresh, edit.altered);
@@ -94,16 +96,16 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
 
   pg::Transaction txn(*conn);
   auto lock = lock_for_edit(impl, *conn, def, "ALTER");
-  conn->exec(fmt::format("SET LOCAL lock_timeout = '{}'", kTargetLockTimeout));
+  pg::set_local_lock_timeout(*conn, kTargetLockTimeout);
   try {
     if (!edit.dropped.empty() || !edit.added.empty())
       conn->exec(compile::alter_target_columns(fresh, edit.dropped, edit.added));
   } catch (const pg::SqlError& e) {
-    if (e.sqlstate() != "55P03") throw;
+    if (!pg::is_lock_not_available(e)) throw;
     throw Error(ErrorCode::conflict,
-                fmt::format("another session holds a lock on {} ({}); ALTER waited {} for it, "
+                fmt::format("another session holds a lock on {} ({}); ALTER waited {}s for it, "
                             "run it again once that session is done",
-                            def.target_name(), e.what(), kTargetLockTimeout));
+                            def.target_name(), e.what(), kTargetLockTimeout.count()));
   }
   // A dropped field is no longer paused.
   impl.lifecycle.redefine(*conn, def.id, fresh, edit.dropped);

@@ -1,13 +1,13 @@
-// The statements of SPEC §2 as catalog changes. Define registers only: it
+// The statements (README, "The statement language") as catalog changes. Define registers only: it
 // validates, then creates the target and the catalog rows in one transaction
 // and returns at waiting_to_backfill; the staging worker and drains do the rest.
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
+#include "base/sql_text.hpp"
 #include "bind/validate.hpp"
 #include "catalog/transitions.hpp"
 #include "compile/quarantine_sql.hpp"
-#include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
 #include "pg/sql_error.hpp"
 
@@ -26,7 +26,7 @@ void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::Tran
   try {
     for (const auto& ddl : compile::compile_transform(def).create) conn.exec(ddl);
   } catch (const pg::SqlError& e) {
-    if (e.sqlstate() == "42P07")
+    if (pg::is_duplicate_table(e))
       throw Error(
           ErrorCode::conflict,
           fmt::format("relation {} already exists; pick another target name", def.target_name()));

@@ -1,13 +1,13 @@
-// Status records (SPEC §3) read from the catalog, so every process reports
+// Status records (docs/architecture.md, Lifecycle) read from the catalog, so every process reports
 // the same thing whichever one runs the workers.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include "api/instance.hpp"
+#include "base/sql_text.hpp"
 #include "bind/table_description.hpp"
 #include "catalog/report.hpp"
-#include "compile/sql_text.hpp"
 
 namespace trellis {
 
@@ -94,11 +94,11 @@ std::vector<SourceIndexGap> index_gaps(pg::Connection& conn, const catalog::Tran
   std::vector<std::string> cols;
   for (const auto& g : def.group) cols.push_back(g.name);
   if (!table || table->has_index_leading_with(cols)) return {};
-  std::string list = compile::join<std::string>(
-      cols, ", ", [](const std::string& c) { return compile::ident(c); });
+  std::string list =
+      base::join<std::string>(cols, ", ", [](const std::string& c) { return base::ident(c); });
   return {{"group_by", def.source_name(), cols,
            fmt::format("CREATE INDEX ON {} ({})",
-                       compile::qualified(def.source_schema, def.source_table), list)}};
+                       base::qualified(def.source_schema, def.source_table), list)}};
 }
 
 }  // namespace

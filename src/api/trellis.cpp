@@ -19,7 +19,7 @@ auto guarded(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const pg::SqlError& e) {
-    if (e.failure_class() == pg::FailureClass::transient && e.sqlstate().empty())
+    if (e.failure_class() == pg::FailureClass::transient && pg::is_connection_lost(e))
       throw Error(ErrorCode::connectivity,
                   fmt::format("lost the database connection: {}", e.what()));
     throw Error(ErrorCode::internal, fmt::format("database error {}: {}", e.sqlstate(), e.what()));

@@ -1,27 +1,26 @@
-// The drain page (DESIGN §4.3). A claim is one bucket of a segment, or several
-// of its small buckets at once. Per page, in one transaction: lock the claim,
-// gather up to page_cap distinct keys past the bucket's cursor into the page
-// table, re-derive every reader of those tables (each without the keys it
-// holds in quarantine), advance the cursor (and mark the bucket done on the
-// last page). A TRUNCATE sentinel adds every key the reader's target holds,
-// so rows whose source rows vanished are removed. A page failing with a data
-// error is redone to find the failing key, which is charged (apply/quarantine);
-// one failing with a privilege error halts the transform behind it.
+// The drain page (docs/architecture.md, data path step 5). A claim is one bucket of a segment, or
+// several of its small buckets at once. Per page, in one transaction: lock the claim, gather up to
+// page_cap distinct keys past the bucket's cursor into the page table, re-derive every reader of
+// those tables (each without the keys it holds in quarantine), advance the cursor (and mark the
+// bucket done on the last page). A TRUNCATE sentinel adds every key the reader's target holds, so
+// rows whose source rows vanished are removed. A page failing with a data error is redone to find
+// the failing key, which is charged (apply/quarantine); one failing with a privilege error halts
+// the transform behind it.
 #include "apply/drainer.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "catalog/ring_geometry.hpp"
 #include "pg/arrays.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::apply {
 
-Drainer::Drainer(catalog::Store& store, const ring::Ring& ring, DrainConfig config)
+Drainer::Drainer(catalog::Store& store, DrainConfig config)
     : store_(store),
-      ring_(ring),
       config_(config),
-      sql_(compile::compile_drain(store.schema(), ring.config().slots)),
+      sql_(compile::compile_drain(store.schema())),
       failures_(catalog::Lifecycle(store).drain_failure_statements()),
       quarantine_(store.schema()) {}
 
@@ -62,7 +61,7 @@ bool Drainer::drain_one(pg::Connection& conn) {
 
 // Fills the page inside the open transaction: nothing when the claim is lost.
 std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Claim& claim) {
-  int slot = static_cast<int>(std::stoll(claim.seg) % ring_.config().slots);
+  int slot = catalog::ring_slot(std::stoll(claim.seg));
   auto held = conn.exec_prepared(sql_.check_bucket, {claim.seg, claim.buckets});
   if (held.rows() < claim.count) return std::nullopt;
   std::set<int> truncated;

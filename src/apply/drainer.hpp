@@ -14,7 +14,6 @@
 #include "catalog/store.hpp"
 #include "compile/drain_sql.hpp"
 #include "pg/connection.hpp"
-#include "ring/ring.hpp"
 
 namespace trellis::apply {
 
@@ -24,7 +23,7 @@ struct DrainConfig {
 
 class Drainer {
  public:
-  Drainer(catalog::Store& store, const ring::Ring& ring, DrainConfig config);
+  Drainer(catalog::Store& store, DrainConfig config);
 
   // Claims one ready bucket and drains it to the end. Returns false when no
   // bucket was ready. Failures release the claim with a backoff and are
@@ -60,7 +59,6 @@ class Drainer {
                       const std::string& sqlstate);
 
   catalog::Store& store_;
-  const ring::Ring& ring_;
   DrainConfig config_;
   compile::DrainSql sql_;
   catalog::DrainFailureStatements failures_;

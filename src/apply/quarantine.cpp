@@ -23,7 +23,7 @@ void Quarantine::append_hidden(int transform_id, const std::vector<Statement>& s
 // `failure` (error, sqlstate); any other error is rethrown.
 bool Quarantine::runs(pg::Connection& conn, const std::vector<Statement>& stmts, Culprit* failure,
                       bool keep, pg::FailureClass counted) const {
-  conn.exec("SAVEPOINT trellis_isolate");
+  pg::Savepoint savepoint(conn, "trellis_isolate");
   bool ok = true;
   try {
     conn.pipeline(stmts);
@@ -35,8 +35,10 @@ bool Quarantine::runs(pg::Connection& conn, const std::vector<Statement>& stmts,
       failure->sqlstate = e.sqlstate();
     }
   }
-  conn.exec(ok && keep ? "RELEASE SAVEPOINT trellis_isolate"
-                       : "ROLLBACK TO SAVEPOINT trellis_isolate");
+  if (ok && keep)
+    savepoint.release();
+  else
+    savepoint.rollback();
   return ok;
 }
 

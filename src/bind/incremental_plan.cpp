@@ -3,8 +3,8 @@
 
 #include <regex>
 
+#include "bind/probe_sql.hpp"
 #include "bind/table_description.hpp"
-#include "compile/probe.hpp"
 #include "lang/aggregate_calls.hpp"
 #include "pg/sql_error.hpp"
 
@@ -19,17 +19,18 @@ using lang::AggregateCall;
 // The argument's type as PostgreSQL resolves it, or "" when it cannot tell.
 std::string argument_type(pg::Connection& conn, const TransformDef& def, const std::string& arg) {
   const std::string view = "trellis_probe_argument";
+  pg::Savepoint savepoint(conn, "trellis_argument");
   try {
     // One round trip; the rollback drops the view.
     auto results = conn.pipeline(
         {{"SAVEPOINT trellis_argument", {}},
-         {compile::probe_field_view(view, def.source_schema, def.source_table, def.alias, arg), {}},
+         {probe_field_view(view, def.source_schema, def.source_table, def.alias, arg), {}},
          {view_column_sql(), {view}},
          {"ROLLBACK TO SAVEPOINT trellis_argument", {}}});
     return view_column_from(results.at(2), "f").type;
   } catch (const pg::SqlError&) {
     if (!conn.healthy()) throw;
-    conn.exec("ROLLBACK TO SAVEPOINT trellis_argument");
+    savepoint.rollback();
     return "";
   }
 }

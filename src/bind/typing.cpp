@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "bind/incremental_plan.hpp"
+#include "bind/probe_sql.hpp"
 #include "bind/table_description.hpp"
-#include "compile/probe.hpp"
 #include "lang/tokens.hpp"
 #include "pg/sql_error.hpp"
 #include "trellis/error.hpp"
@@ -140,7 +140,7 @@ void check_aggregate_functions(pg::Connection& conn, const std::string& view,
 
 void type_expressions(pg::Connection& conn, const TransformStmt& stmt, TransformDef& def) {
   pg::Transaction txn(conn);
-  conn.exec(compile::probe_table(def.alias, def.source_schema, def.source_table));
+  conn.exec(probe_table(def.alias, def.source_schema, def.source_table));
   bool aggregate = def.shape == catalog::Shape::aggregate;
   for (size_t i = 0; i < stmt.fields.size(); ++i) {
     const auto& f = stmt.fields[i];
@@ -149,16 +149,15 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
     std::string at = where_at(stmt, f.expr.position);
     if (aggregate) {
       probe(conn,
-            compile::probe_grouped_view(view, def.source_schema, def.source_table, def.alias,
-                                        f.expr.sql, def.group),
+            probe_grouped_view(view, def.source_schema, def.source_table, def.alias, f.expr.sql,
+                               def.group),
             what, at, f.expr.text, grouping_problem);
       check_aggregate_functions(conn, view, what, at, f.expr);
     } else {
       probe(conn,
-            compile::probe_field_view(view, def.source_schema, def.source_table, def.alias,
-                                      f.expr.sql),
+            probe_field_view(view, def.source_schema, def.source_table, def.alias, f.expr.sql),
             what, at, f.expr.text, not_valid);
-      probe(conn, compile::probe_immutable_expression(def.alias, f.expr.sql), what, at, f.expr.text,
+      probe(conn, probe_immutable_expression(def.alias, f.expr.sql), what, at, f.expr.text,
             [&](const pg::SqlError& e) { return immutability_problem(e, f.expr); });
     }
     Column col = view_column(conn, view, f.name);
@@ -176,11 +175,11 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
   if (stmt.where) {
     std::string at = where_at(stmt, stmt.where->position);
     probe(conn,
-          compile::probe_where_view("trellis_probe_where", def.source_schema, def.source_table,
-                                    def.alias, stmt.where->sql),
+          probe_where_view("trellis_probe_where", def.source_schema, def.source_table, def.alias,
+                           stmt.where->sql),
           "WHERE predicate", at, stmt.where->text, not_valid);
-    probe(conn, compile::probe_immutable_predicate(def.alias, stmt.where->sql), "WHERE predicate",
-          at, stmt.where->text,
+    probe(conn, probe_immutable_predicate(def.alias, stmt.where->sql), "WHERE predicate", at,
+          stmt.where->text,
           [&](const pg::SqlError& e) { return immutability_problem(e, *stmt.where); });
     def.where_sql = stmt.where->sql;
   }

@@ -11,9 +11,9 @@
 #include <cctype>
 #include <set>
 
+#include "base/sql_text.hpp"
 #include "bind/table_description.hpp"
 #include "bind/typing.hpp"
-#include "compile/sql_text.hpp"
 #include "lang/tokens.hpp"
 #include "trellis/error.hpp"
 
@@ -359,9 +359,9 @@ void check_source_index(const TableDescription& src, const std::vector<Column>& 
          fmt::format("source table {}.{} has no index leading with the GROUP BY columns ({}); "
                      "create one with CREATE INDEX ON {} ({}), or add WITHOUT SOURCE INDEX "
                      "after GROUP BY to go without",
-                     src.schema, src.name, cols, compile::qualified(src.schema, src.name),
-                     compile::join<std::string>(
-                         names, ", ", [](const std::string& n) { return compile::ident(n); })));
+                     src.schema, src.name, cols, base::qualified(src.schema, src.name),
+                     base::join<std::string>(names, ", ",
+                                             [](const std::string& n) { return base::ident(n); })));
 }
 
 }  // namespace
@@ -399,17 +399,16 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
 }
 
 std::string normalized_statement(const TransformDef& def) {
-  using compile::ident;
+  using base::ident;
   std::string out = fmt::format(
       "TRANSFORM {} FROM {} AS {} KEY ({}) SELECT ",
-      compile::qualified(def.target_schema, def.target_table),
-      compile::qualified(def.source_schema, def.source_table), ident(def.alias),
-      compile::join<Column>(def.key, ", ", [](const Column& c) { return compile::ident(c.name); }));
+      base::qualified(def.target_schema, def.target_table),
+      base::qualified(def.source_schema, def.source_table), ident(def.alias),
+      base::join<Column>(def.key, ", ", [](const Column& c) { return base::ident(c.name); }));
   if (def.shape == catalog::Shape::aggregate) {
     out.resize(out.size() - std::string(" SELECT ").size());
-    out += " GROUP BY " + compile::join<Column>(def.group, ", ", [](const Column& c) {
-             return compile::ident(c.name);
-           });
+    out += " GROUP BY " +
+           base::join<Column>(def.group, ", ", [](const Column& c) { return base::ident(c.name); });
     if (def.without_source_index) out += " WITHOUT SOURCE INDEX";
     out += " SELECT ";
   }

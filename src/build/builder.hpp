@@ -1,6 +1,6 @@
-// The build (DESIGN §4.5): once capture is installed, a drain thread claims a
-// backfilling transform and re-derives its source keys in key-range chunks,
-// each a short transaction using the drain's own re-derive statements.
+// The build (docs/architecture.md, data path step 7): once capture is installed, a drain thread
+// claims a backfilling transform and re-derives its source keys in key-range chunks, each a short
+// transaction using the drain's own re-derive statements.
 #pragma once
 
 #include "apply/quarantine.hpp"

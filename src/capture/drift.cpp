@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/sql_text.hpp"
 #include "bind/table_description.hpp"
 #include "capture/widen.hpp"
 #include "catalog/lifecycle.hpp"
-#include "compile/sql_text.hpp"
 
 namespace trellis::capture {
 

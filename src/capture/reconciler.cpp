@@ -11,8 +11,9 @@
 
 #include <map>
 
-#include "compile/sql_text.hpp"
+#include "base/sql_text.hpp"
 #include "pg/arrays.hpp"
+#include "pg/lock_timeout.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::capture {
@@ -111,12 +112,11 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
                          const std::vector<Column>& reads, const std::string& signature,
                          const std::vector<catalog::TransformDef>& readers, bool& started) {
   auto sql = compile::compile_capture(table, reads, ring_);
-  std::string qualified = compile::qualified(table.schema, table.name);
+  std::string qualified = base::qualified(table.schema, table.name);
   Covered mine;
   cover(mine, readers);
-  try {
-    pg::Transaction txn(conn);
-    conn.exec("SET LOCAL lock_timeout = '50ms'");
+  int moved = 0;  // transforms moved to backfilling
+  bool installed = pg::try_under_lock_timeout(conn, [&] {
     conn.exec("LOCK TABLE " + qualified + " IN SHARE ROW EXCLUSIVE MODE");
     for (const auto& f : sql.functions) conn.exec(f);
     if (conn.exec(sql.trigger_probe).get_int(0, 0) < 4) {
@@ -125,21 +125,20 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
       for (const auto& t : sql.create_triggers) conn.exec_script(t);
     }
     store_.mark_capture_installed(conn, table.id, signature, qualified, sql.function_digest);
-    int begun = lifecycle_.start_builds(conn, table.id, qualified, mine);
-    txn.commit();
-    spdlog::info("capture installed on {}", qualified);
-    started = started || begun > 0;
-    return true;
-  } catch (const pg::SqlError& e) {
-    if (e.sqlstate() != "55P03") throw;
+    moved = lifecycle_.start_builds(conn, table.id, qualified, mine);
+  });
+  if (!installed) {
     record_wait(conn, table);
     return false;
   }
+  spdlog::info("capture installed on {}", qualified);
+  started = started || moved > 0;
+  return true;
 }
 
 void Reconciler::record_wait(pg::Connection& conn, const catalog::CapturedTable& table) {
   lifecycle_.record_capture_wait(conn, table.id, table.schema + "." + table.name,
-                                 compile::qualified(table.schema, table.name));
+                                 base::qualified(table.schema, table.name));
 }
 
 void Reconciler::record_failure(pg::Connection& conn, const catalog::CapturedTable& table,
@@ -162,15 +161,13 @@ bool Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& t
   }
   auto sql = compile::compile_capture(located, {}, ring_);
   try {
-    pg::Transaction txn(conn);
-    conn.exec("SET LOCAL lock_timeout = '50ms'");
-    for (const auto& d : sql.drop) conn.exec(d);
-    store_.mark_capture_removed(conn, table.id);
-    txn.commit();
-    return true;
+    return pg::try_under_lock_timeout(conn, [&] {
+      for (const auto& d : sql.drop) conn.exec(d);
+      store_.mark_capture_removed(conn, table.id);
+    });  // false (a lock not granted): retried next tick
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
-    if (e.sqlstate() != "55P03" && e.sqlstate() != "42P01")  // retried next tick
+    if (!pg::is_undefined_table(e))  // retried next tick
       spdlog::warn("removing capture from {}.{} failed: {}", located.schema, located.name,
                    e.what());
     return false;

@@ -12,6 +12,7 @@
 #include "bind/validate.hpp"
 #include "catalog/lifecycle.hpp"
 #include "compile/shared_sql.hpp"
+#include "pg/lock_timeout.hpp"
 #include "pg/sql_error.hpp"
 #include "trellis/error.hpp"
 
@@ -117,19 +118,14 @@ Widened widen_in_place(pg::Connection& conn, catalog::Store& store,
     for (const auto& c : changes) cols.push_back(c.now);
     return compile::alter_column_types(schema, table, cols);
   };
-  try {
-    pg::Transaction txn(conn);
-    conn.exec("SET LOCAL lock_timeout = '50ms'");
+  bool widened = pg::try_under_lock_timeout(conn, [&] {
     if (!fields.empty()) conn.exec(ddl(def.target_schema, def.target_table, fields));
     if (!ledger.empty()) conn.exec(ddl(def.target_schema, def.ledger_table(), ledger));
     // Keys held because a value did not fit the narrower copy fit now: they
     // are let go and the transform is rebuilt in place, which re-derives them.
     catalog::Lifecycle(store).widen(conn, def, fresh);
-    txn.commit();
-  } catch (const pg::SqlError& e) {
-    if (e.sqlstate() != "55P03" || !conn.healthy()) throw;
-    return Widened::retry_later;
-  }
+  });
+  if (!widened) return Widened::retry_later;
   spdlog::info("transform {}: widened {} column(s) in place to follow {}", def.target_name(),
                fields.size() + ledger.size(), def.source_name());
   return Widened::done;

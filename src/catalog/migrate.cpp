@@ -13,8 +13,6 @@
 
 namespace trellis::catalog {
 
-const std::vector<std::pair<int, std::string_view>>& embedded_migrations();
-
 namespace {
 
 std::string render(std::string_view sql, const std::string& quoted_schema) {

@@ -3,10 +3,18 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "pg/connection.hpp"
 
 namespace trellis::catalog {
+
+// The migrations compiled into the binary (generated from migrations/*.sql
+// by cmake/embed_migrations.cmake): (version, SQL text with @schema@ where
+// the quoted catalog schema goes), in version order.
+const std::vector<std::pair<int, std::string_view>>& embedded_migrations();
 
 // The newest catalog format this binary knows.
 int latest_format_version();

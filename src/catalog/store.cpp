@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_text.hpp"
 #include "catalog/transitions.hpp"
-#include "compile/sql_text.hpp"
 #include "pg/arrays.hpp"
 
 namespace trellis::catalog {
@@ -12,7 +12,7 @@ namespace trellis::catalog {
 Store::Store(std::string schema) : schema_(std::move(schema)) {}
 
 std::string Store::table(const std::string& name) const {
-  return compile::qualified(schema_, name);
+  return base::qualified(schema_, name);
 }
 
 std::string Store::work_channel() const {
@@ -141,6 +141,18 @@ std::string Store::non_live_upstreams(const std::string& alias) const {
 std::string Store::waits_for_upstream(const std::string& alias) const {
   return fmt::format("({0}.status = {1} AND EXISTS ({2}))", alias,
                      literal(Status::waiting_to_backfill), non_live_upstreams(alias));
+}
+
+std::string Store::holds_changes_through(const std::string& seg_sql) const {
+  return fmt::format(
+      "EXISTS (SELECT 1 FROM {} h JOIN {} t ON t.id = h.transform_id WHERE h.held AND "
+      "coalesce(h.seg, 0) <= {} AND {})",
+      table("held_keys"), table("transforms"), seg_sql, running("t"));
+}
+
+int Store::transform_count(pg::Connection& conn) {
+  return static_cast<int>(
+      conn.exec(fmt::format("SELECT count(*) FROM {}", table("transforms"))).get_int(0, 0));
 }
 
 std::string Store::fingerprint(pg::Connection& conn) {

@@ -55,6 +55,12 @@ class Store {
   // waiting_to_backfill and non_live_upstreams(alias) is not empty.
   std::string waits_for_upstream(const std::string& alias) const;
 
+  // The condition that some change in a segment up to `seg_sql` is held in
+  // quarantine for a transform that still runs (a key held by the build
+  // blocks every token).
+  std::string holds_changes_through(const std::string& seg_sql) const;
+  int transform_count(pg::Connection& conn);
+
   // A digest of what capture reconciliation depends on (each transform's
   // id, status, version and build phase; each captured table's installed
   // signature and oid): unchanged means a settled reconcile has nothing to do.

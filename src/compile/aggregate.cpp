@@ -15,12 +15,16 @@
 
 #include <algorithm>
 
+#include "base/sql_text.hpp"
 #include "compile/aggregate_state.hpp"
 #include "compile/key_codec.hpp"
 #include "compile/shared_sql.hpp"
-#include "compile/sql_text.hpp"
 
 namespace trellis::compile {
+
+using base::ident;
+using base::join;
+using base::qualified;
 
 using catalog::Column;
 using catalog::Field;

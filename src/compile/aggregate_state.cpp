@@ -14,9 +14,12 @@
 #include <algorithm>
 #include <set>
 
-#include "compile/sql_text.hpp"
+#include "base/sql_text.hpp"
 
 namespace trellis::compile {
+
+using base::ident;
+using base::qualified;
 
 using catalog::Accumulator;
 using catalog::TransformDef;

@@ -7,10 +7,15 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_text.hpp"
+#include "catalog/ring_geometry.hpp"
 #include "compile/key_codec.hpp"
-#include "compile/sql_text.hpp"
 
 namespace trellis::compile {
+
+using base::ident;
+using base::literal;
+using base::qualified;
 
 using catalog::Column;
 
@@ -22,7 +27,7 @@ std::string trigger_name(const std::string& catalog_schema, const std::string& e
 namespace {
 
 std::string ring_table(const RingShape& ring, int slot) {
-  return qualified(ring.catalog_schema, "ring_" + std::to_string(slot));
+  return qualified(ring.catalog_schema, catalog::ring_slot_table(slot));
 }
 
 std::string function_name(const RingShape& ring, int table_id, const std::string& event) {
@@ -61,12 +66,13 @@ std::string updated_keys(const catalog::CapturedTable& t, const std::vector<Colu
 
 // SELECT producing (tbl, key, bucket, op) rows for one event.
 std::string staged_rows(const catalog::CapturedTable& t, const std::vector<Column>& reads,
-                        const RingShape& ring, const std::string& event) {
+                        const std::string& event) {
   std::string keys =
       event == "upd" ? updated_keys(t, reads)
                      : fmt::format("SELECT {} AS k FROM {}", encode_key_from_json(t.key, "__r.__j"),
                                    images(event == "ins" ? "__trellis_new" : "__trellis_old"));
-  return fmt::format("SELECT {}, c.k, {}, '{}' FROM ({}) c", t.id, bucket_of("c.k", ring.buckets),
+  return fmt::format("SELECT {}, c.k, {}, '{}' FROM ({}) c", t.id,
+                     bucket_of("c.k", catalog::kRingBuckets),
                      event[0] == 'i' ? 'i' : (event[0] == 'd' ? 'd' : 'u'), keys);
 }
 
@@ -85,9 +91,10 @@ std::string dollar_quote(const std::string& body) {
 std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
                          const std::string& event, const std::string& rows) {
   std::string branches;
-  for (int s = 0; s < ring.slots; ++s) {
-    branches += fmt::format("  {} s % {} = {} THEN INSERT INTO {} (tbl, key, bucket, op) {};\n",
-                            s == 0 ? "IF" : "ELSIF", ring.slots, s, ring_table(ring, s), rows);
+  for (int s = 0; s < catalog::kRingSlots; ++s) {
+    branches +=
+        fmt::format("  {} s % {} = {} THEN INSERT INTO {} (tbl, key, bucket, op) {};\n",
+                    s == 0 ? "IF" : "ELSIF", catalog::kRingSlots, s, ring_table(ring, s), rows);
   }
   std::string body = fmt::format(
       "DECLARE s bigint;\n  x xid8;\nBEGIN\n"
@@ -127,7 +134,7 @@ CaptureSql compile_capture(const catalog::CapturedTable& t, const std::vector<Co
   for (const auto& event : kEvents) {
     std::string rows = event == "trunc"
                            ? fmt::format("VALUES ({}, NULL::text[], 0::int2, 't'::\"char\")", t.id)
-                           : staged_rows(t, reads, ring, event);
+                           : staged_rows(t, reads, event);
     sql.functions.push_back(function_sql(t, ring, event, rows));
     sql.create_triggers.push_back(create_trigger(t, ring, event));
     sql.drop.push_back(fmt::format("DROP TRIGGER IF EXISTS {} ON {}",

@@ -1,6 +1,6 @@
-// SQL for capture on one table (DESIGN §4.1): statement-level AFTER triggers
-// with transition tables that append (table id, key, bucket, op) to the ring
-// slot of the active segment, in the writer's transaction (I2).
+// SQL for capture on one table (docs/architecture.md, data path steps 2 and 3): statement-level
+// AFTER triggers with transition tables that append (table id, key, bucket, op) to the ring slot of
+// the active segment, in the writer's transaction (I2).
 #pragma once
 
 #include <string>
@@ -10,10 +10,10 @@
 
 namespace trellis::compile {
 
+// The slot tables and the bucket count are the catalog's
+// (catalog/ring_geometry.hpp).
 struct RingShape {
   std::string catalog_schema;
-  int slots = 4;     // ring slot tables ring_0 .. ring_{slots-1}
-  int buckets = 16;  // claimable buckets per segment
 };
 
 struct CaptureSql {

@@ -5,13 +5,17 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_text.hpp"
 #include "catalog/claims.hpp"
-#include "compile/sql_text.hpp"
+#include "catalog/ring_geometry.hpp"
 #include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
 
-DrainSql compile_drain(const std::string& cs, int slots) {
+using base::literal;
+using base::qualified;
+
+DrainSql compile_drain(const std::string& cs) {
   DrainSql s;
   std::string buckets = qualified(cs, "buckets");
   std::string active = literal(qualified(cs, "active_segment")) + "::regclass";
@@ -45,8 +49,8 @@ DrainSql compile_drain(const std::string& cs, int slots) {
   // scan of the slot's page index when the segment was large enough to get
   // one (ring/ring.cpp), else a scan and sort. ck = [tbl] || key identifies a
   // row's key, so DISTINCT ON (ck) is the distinct keys.
-  for (int slot = 0; slot < slots; ++slot) {
-    std::string ring = qualified(cs, "ring_" + std::to_string(slot));
+  for (int slot = 0; slot < catalog::kRingSlots; ++slot) {
+    std::string ring = qualified(cs, catalog::ring_slot_table(slot));
     std::string cursor = fmt::format(
         "coalesce((SELECT max(cursor) FROM {} WHERE seg = $1::bigint AND bucket = "
         "ANY($2::int2[])), '{{}}'::text[])",

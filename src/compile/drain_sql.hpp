@@ -31,6 +31,6 @@ struct DrainSql {
   std::string retry_bucket;             // $1 seg, $2 buckets, $3 ms: release, retry after $3 ms
 };
 
-DrainSql compile_drain(const std::string& catalog_schema, int slots);
+DrainSql compile_drain(const std::string& catalog_schema);
 
 }  // namespace trellis::compile

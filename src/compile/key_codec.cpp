@@ -3,9 +3,13 @@
 
 #include <fmt/format.h>
 
-#include "compile/sql_text.hpp"
+#include "base/sql_text.hpp"
 
 namespace trellis::compile {
+
+using base::ident;
+using base::join;
+using base::literal;
 
 using catalog::Column;
 

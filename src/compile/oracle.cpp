@@ -7,11 +7,16 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_text.hpp"
 #include "compile/aggregate_state.hpp"
-#include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
+
+using base::ident;
+using base::join;
+using base::literal;
+using base::qualified;
 
 namespace {
 

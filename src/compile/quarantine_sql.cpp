@@ -6,12 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_text.hpp"
 #include "catalog/transitions.hpp"
-#include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
 
+using base::qualified;
 using catalog::bump_version;
 using catalog::from_condition;
 using catalog::Operation;

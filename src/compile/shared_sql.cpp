@@ -3,11 +3,15 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_text.hpp"
 #include "compile/key_codec.hpp"
-#include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
+
+using base::ident;
+using base::join;
+using base::qualified;
 
 using catalog::Column;
 using catalog::Field;

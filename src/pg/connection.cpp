@@ -160,7 +160,7 @@ Result Connection::exec_prepared(std::string_view sql, const std::vector<Param>&
   } catch (const SqlError& e) {
     // "cached plan must not change result type": a table it reads changed
     // shape under it. Prepare afresh on the next call.
-    if (e.sqlstate() == "0A000") prepared_.erase(it);
+    if (is_feature_not_supported(e)) prepared_.erase(it);
     throw;
   }
 }
@@ -177,7 +177,7 @@ void Connection::exec_script(std::string_view sql) {
 }
 
 void Connection::fail(const SqlError& err) {
-  if (err.sqlstate().empty()) broken_ = true;
+  if (is_connection_lost(err)) broken_ = true;
   throw err;
 }
 
@@ -295,6 +295,25 @@ Transaction::~Transaction() {
 void Transaction::commit() {
   conn_.exec("COMMIT");
   done_ = true;
+}
+
+Savepoint::Savepoint(Connection& conn, std::string name) : conn_(conn), name_(std::move(name)) {
+  conn_.exec("SAVEPOINT " + name_);
+}
+Savepoint::~Savepoint() {
+  if (done_ || !conn_.healthy()) return;
+  try {
+    conn_.exec("ROLLBACK TO SAVEPOINT " + name_);
+  } catch (...) {
+  }
+}
+void Savepoint::release() {
+  conn_.exec("RELEASE SAVEPOINT " + name_);
+  done_ = true;
+}
+void Savepoint::rollback() {
+  done_ = true;
+  conn_.exec("ROLLBACK TO SAVEPOINT " + name_);
 }
 
 }  // namespace trellis::pg

@@ -1,5 +1,5 @@
 // RAII over libpq: a Connection owns one PGconn with Trellis's pinned session
-// settings (SPEC §8); a Result owns one PGresult. Every libpq call in the
+// settings (README); a Result owns one PGresult. Every libpq call in the
 // project lives under src/pg/.
 #pragma once
 
@@ -112,6 +112,27 @@ class Transaction {
 
  private:
   Connection& conn_;
+  bool done_ = false;
+};
+
+// RAII savepoint inside an open transaction: SAVEPOINT <name> on
+// construction. release() keeps what ran since, rollback() undoes it (the
+// savepoint stays, as ROLLBACK TO leaves it); either throws pg::SqlError on
+// failure. Unless one of them was called, the destructor rolls back to the
+// savepoint; it never throws and sends nothing on a broken connection.
+// `name` is a plain identifier, written as is.
+class Savepoint {
+ public:
+  Savepoint(Connection& conn, std::string name);
+  ~Savepoint();
+  Savepoint(const Savepoint&) = delete;
+  Savepoint& operator=(const Savepoint&) = delete;
+  void release();
+  void rollback();
+
+ private:
+  Connection& conn_;
+  std::string name_;
   bool done_ = false;
 };
 

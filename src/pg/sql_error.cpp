@@ -1,4 +1,4 @@
-// SQLSTATE classification (DESIGN §4.6): what may be retried as is, what is a
+// SQLSTATE classification (docs/architecture.md, Failures): what may be retried as is, what is a
 // bad value for one key, and what means the schema or privileges changed.
 #include "pg/sql_error.hpp"
 
@@ -18,6 +18,28 @@ FailureClass classify_sqlstate(const std::string& s) {
 
 FailureClass SqlError::failure_class() const {
   return classify_sqlstate(sqlstate_);
+}
+
+bool is_connection_lost(const SqlError& e) {
+  return e.sqlstate().empty();
+}
+bool is_lock_not_available(const SqlError& e) {
+  return e.sqlstate() == "55P03";
+}
+bool is_undefined_table(const SqlError& e) {
+  return e.sqlstate() == "42P01";
+}
+bool is_duplicate_table(const SqlError& e) {
+  return e.sqlstate() == "42P07";
+}
+bool is_duplicate_database(const SqlError& e) {
+  return e.sqlstate() == "42P04";
+}
+bool is_grouping_error(const SqlError& e) {
+  return e.sqlstate() == "42803";
+}
+bool is_feature_not_supported(const SqlError& e) {
+  return e.sqlstate() == "0A000";
 }
 
 }  // namespace trellis::pg

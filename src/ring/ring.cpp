@@ -6,14 +6,24 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_text.hpp"
+#include "catalog/ring_geometry.hpp"
 #include "compile/drain_sql.hpp"
-#include "compile/sql_text.hpp"
+#include "pg/lock_timeout.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::ring {
 
-using compile::ident;
-using compile::qualified;
+using base::ident;
+using base::qualified;
+
+std::string slot_has_rows(const std::string& catalog_schema, const std::string& seg_expr) {
+  std::string cases;
+  for (int s = 0; s < catalog::kRingSlots; ++s)
+    cases += fmt::format(" WHEN {} THEN EXISTS (SELECT 1 FROM {})", s,
+                         qualified(catalog_schema, catalog::ring_slot_table(s)));
+  return fmt::format("CASE {} % {}{} END", seg_expr, catalog::kRingSlots, cases);
+}
 
 Ring::Ring(RingConfig config) : config_(std::move(config)) {}
 
@@ -22,20 +32,17 @@ std::string Ring::table(const char* name) const {
 }
 
 std::string Ring::slot_table(int64_t segment) const {
-  return qualified(config_.schema, "ring_" + std::to_string(segment % config_.slots));
+  return qualified(config_.schema, catalog::ring_slot_table(catalog::ring_slot(segment)));
 }
 
 Ring::Probe Ring::probe(pg::Connection& conn) {
-  std::string slots;
-  for (int i = 0; i < config_.slots; ++i)
-    slots += fmt::format(" WHEN {} THEN EXISTS (SELECT 1 FROM {})", i,
-                         qualified(config_.schema, "ring_" + std::to_string(i)));
   auto r = conn.exec_prepared(fmt::format(
-      "SELECT CASE a.seg % {0}{1} END, EXISTS (SELECT 1 FROM {2} s WHERE s.state NOT IN "
+      "SELECT {0}, EXISTS (SELECT 1 FROM {1} s WHERE s.state NOT IN "
       "('active', 'retired') OR (s.state = 'active' AND s.seg <> a.seg) OR (s.state = 'retired' "
       "AND s.drained_at < now() - interval '10 minutes')) FROM (SELECT "
-      "pg_sequence_last_value({3}::regclass) AS seg) a",
-      config_.slots, slots, table("segments"), compile::literal(table("active_segment"))));
+      "pg_sequence_last_value({2}::regclass) AS seg) a",
+      slot_has_rows(config_.schema, "a.seg"), table("segments"),
+      base::literal(table("active_segment"))));
   return {r.get_bool(0, 0), r.get_bool(0, 1)};
 }
 
@@ -44,7 +51,7 @@ void Ring::recover(pg::Connection& conn) {
   conn.exec(fmt::format(
       "SELECT setval({0}::regclass, a.seg, true) FROM (SELECT max(seg) AS seg FROM {1} WHERE "
       "state = 'active') a WHERE a.seg > pg_sequence_last_value({0}::regclass)",
-      compile::literal(table("active_segment")), table("segments")));
+      base::literal(table("active_segment")), table("segments")));
   conn.exec(fmt::format(
       "UPDATE {} SET fence = pg_current_xact_id() WHERE state = 'sealed' AND fence IS NULL",
       table("segments")));
@@ -52,13 +59,13 @@ void Ring::recover(pg::Connection& conn) {
 
 bool Ring::seal(pg::Connection& conn) {
   auto cur = conn.exec(fmt::format("SELECT pg_sequence_last_value({}::regclass)",
-                                   compile::literal(table("active_segment"))));
+                                   base::literal(table("active_segment"))));
   int64_t seg = cur.get_int(0, 0);
   auto probe = conn.exec(fmt::format("SELECT EXISTS (SELECT 1 FROM {}), NOT EXISTS (SELECT 1 FROM "
                                      "{} WHERE seg = $1::bigint AND "
                                      "state <> 'retired')",
                                      slot_table(seg), table("segments")),
-                         {std::to_string(seg + 1 - config_.slots)});
+                         {std::to_string(seg + 1 - catalog::kRingSlots)});
   if (!probe.get_bool(0, 0) || !probe.get_bool(0, 1)) return false;
   {
     pg::Transaction txn(conn);
@@ -75,7 +82,7 @@ bool Ring::seal(pg::Connection& conn) {
     txn.commit();
   }
   conn.exec(fmt::format("SELECT setval({}::regclass, $1::bigint, true)",
-                        compile::literal(table("active_segment"))),
+                        base::literal(table("active_segment"))),
             {std::to_string(seg + 1)});
   conn.exec(fmt::format("UPDATE {} SET fence = pg_current_xact_id() WHERE seg = $1::bigint",
                         table("segments")),
@@ -92,7 +99,7 @@ bool Ring::seal(pg::Connection& conn) {
 constexpr int64_t kPageIndexMinBytes = 2 << 20;
 
 std::string Ring::page_index(int64_t segment) const {
-  return "ring_" + std::to_string(segment % config_.slots) + "_page";
+  return catalog::ring_slot_table(catalog::ring_slot(segment)) + "_page";
 }
 
 void Ring::index_large_slot(pg::Connection& conn, int64_t segment) {
@@ -101,19 +108,19 @@ void Ring::index_large_slot(pg::Connection& conn, int64_t segment) {
                 {slot_table(segment)})
           .get_bool(0, 0);
   if (!large) return;  // the usual case: one statement, no savepoint
-  conn.exec("SAVEPOINT trellis_page_index");
+  pg::Savepoint savepoint(conn, "trellis_page_index");
   try {
-    conn.exec("SET LOCAL lock_timeout = '50ms'");
+    pg::set_local_lock_timeout(conn);
     conn.exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} (bucket, {}) WHERE {}",
                           ident(page_index(segment)), slot_table(segment), compile::kRingPageKey,
                           compile::kRingHasKey));
     // Slots are never auto-analyzed; without statistics the planner guesses
     // a bucket holds a few dozen rows and sorts them all per page.
     conn.exec("ANALYZE " + slot_table(segment));
-    conn.exec("RELEASE SAVEPOINT trellis_page_index");
+    savepoint.release();
   } catch (const pg::SqlError& e) {
     if (e.failure_class() != pg::FailureClass::transient) throw;
-    conn.exec("ROLLBACK TO SAVEPOINT trellis_page_index");  // drains scan the slot instead
+    savepoint.rollback();  // drains scan the slot instead
   }
 }
 
@@ -152,21 +159,21 @@ int Ring::retire(pg::Connection& conn) {
   int retired = 0;
   for (int i = 0; i < drained.rows(); ++i) {
     std::string seg = drained.get(i, 0);
+    bool truncated = false;
     try {
-      pg::Transaction txn(conn);
-      conn.exec("SET LOCAL lock_timeout = '50ms'");
-      conn.exec("DROP INDEX IF EXISTS " + qualified(config_.schema, page_index(std::stoll(seg))));
-      conn.exec("TRUNCATE " + slot_table(std::stoll(seg)));
-      conn.exec(
-          fmt::format("UPDATE {} SET state = 'retired' WHERE seg = $1::bigint", table("segments")),
-          {seg});
-      conn.exec(fmt::format("DELETE FROM {} WHERE seg = $1::bigint", table("buckets")), {seg});
-      txn.commit();
-      ++retired;
+      truncated = pg::try_under_lock_timeout(conn, [&] {
+        conn.exec("DROP INDEX IF EXISTS " + qualified(config_.schema, page_index(std::stoll(seg))));
+        conn.exec("TRUNCATE " + slot_table(std::stoll(seg)));
+        conn.exec(fmt::format("UPDATE {} SET state = 'retired' WHERE seg = $1::bigint",
+                              table("segments")),
+                  {seg});
+        conn.exec(fmt::format("DELETE FROM {} WHERE seg = $1::bigint", table("buckets")), {seg});
+      });
     } catch (const pg::SqlError& e) {
       if (e.failure_class() != pg::FailureClass::transient) throw;
-      break;  // a reader still holds the slot; retry on the next tick
     }
+    if (!truncated) break;  // a reader still holds the slot; retry on the next tick
+    ++retired;
   }
   conn.exec(
       fmt::format("DELETE FROM {} WHERE state = 'retired' AND drained_at < now() - "

@@ -1,7 +1,7 @@
-// The staging ring (DESIGN §4.2): sealing the active segment, fencing it with
-// a fresh xid, listing its buckets once every writer that could still append
-// has finished, and retiring drained segments by truncating their slot.
-// Only the staging worker calls these, so they never race each other.
+// The staging ring (docs/architecture.md, data path step 4): sealing the active segment, fencing it
+// with a fresh xid, listing its buckets once every writer that could still append has finished, and
+// retiring drained segments by truncating their slot. Only the staging worker calls these, so they
+// never race each other.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +11,14 @@
 
 namespace trellis::ring {
 
+// The slot count and names are the catalog's (catalog/ring_geometry.hpp).
 struct RingConfig {
   std::string schema;  // catalog schema (unquoted)
-  int slots = 4;
-  int buckets = 16;
 };
+
+// CASE <seg_expr> % slots WHEN 0 THEN EXISTS (SELECT 1 FROM <slot 0>) ... END:
+// whether the slot of the segment `seg_expr` evaluates to holds rows.
+std::string slot_has_rows(const std::string& catalog_schema, const std::string& seg_expr);
 
 class Ring {
  public:

@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "apply/drainer.hpp"
+#include "base/sql_text.hpp"
 #include "build/builder.hpp"
 #include "capture/drift.hpp"
 #include "capture/reconciler.hpp"
 #include "catalog/store.hpp"
-#include "compile/sql_text.hpp"
 #include "compile/transform_sql.hpp"
 #include "pg/sql_error.hpp"
 #include "ring/ring.hpp"
@@ -30,8 +30,6 @@ namespace {
 // or a claim left by a dead worker, is picked up; its polls are prepared
 // statements, so an idle poll costs the server a few tens of microseconds.
 constexpr std::chrono::milliseconds kPollFloor{250};
-constexpr int kSlots = 4;
-constexpr int kBuckets = 16;
 // Schema drift is checked every this many staging ticks (about once a second
 // at the default tick).
 constexpr int kDriftEveryTicks = 10;
@@ -59,7 +57,7 @@ void register_worker(pg::Connection& conn, const std::string& schema, const std:
   conn.exec(fmt::format("INSERT INTO {} (pid, backend_start, kind, host) SELECT pg_backend_pid(), "
                         "backend_start, $1, $2 FROM pg_stat_activity WHERE pid = pg_backend_pid() "
                         "ON CONFLICT DO NOTHING",
-                        compile::qualified(schema, "workers")),
+                        base::qualified(schema, "workers")),
             {kind, hostname()});
 }
 
@@ -67,14 +65,14 @@ void forget_dead_workers(pg::Connection& conn, const std::string& schema) {
   conn.exec(
       fmt::format("DELETE FROM {} w WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a "
                   "WHERE a.pid = w.pid AND a.backend_start = w.backend_start)",
-                  compile::qualified(schema, "workers")));
+                  base::qualified(schema, "workers")));
 }
 
 bool has_live_worker(pg::Connection& conn, const std::string& schema, const std::string& kind) {
   auto res = conn.exec(fmt::format("SELECT EXISTS (SELECT 1 FROM {} w JOIN pg_stat_activity a ON "
                                    "a.pid = w.pid AND a.backend_start = w.backend_start WHERE "
                                    "w.kind = $1)",
-                                   compile::qualified(schema, "workers")),
+                                   base::qualified(schema, "workers")),
                        {kind});
   return res.get_bool(0, 0);
 }
@@ -137,9 +135,9 @@ void Runtime::request_tick() {
 
 void Runtime::staging_loop() {
   catalog::Store store(options_.schema);
-  ring::Ring ring({options_.schema, kSlots, kBuckets});
-  capture::Reconciler reconciler(store, {options_.schema, kSlots, kBuckets});
-  capture::DriftWatch drift(store, {options_.schema, kSlots, kBuckets});
+  ring::Ring ring({options_.schema});
+  capture::Reconciler reconciler(store, {options_.schema});
+  capture::DriftWatch drift(store, {options_.schema});
   std::unique_ptr<pg::Connection> conn;
   int failures = 0;
   int64_t ticks = 0;
@@ -204,8 +202,7 @@ void Runtime::staging_loop() {
 
 void Runtime::drain_loop(int index) {
   catalog::Store store(options_.schema);
-  ring::Ring ring({options_.schema, kSlots, kBuckets});
-  apply::Drainer drainer(store, ring, {});
+  apply::Drainer drainer(store, {});
   build::Builder builder(store, {});
   std::unique_ptr<pg::Connection> conn;
   int failures = 0;
@@ -214,7 +211,7 @@ void Runtime::drain_loop(int index) {
       if (!conn) {
         conn = pg::Connection::open(options_.url);
         for (const auto& ddl : compile::create_temp_tables_sql()) conn->exec(ddl);
-        conn->exec("LISTEN " + compile::ident(store.work_channel()));
+        conn->exec("LISTEN " + base::ident(store.work_channel()));
         register_worker(*conn, options_.schema, "drain");
       }
       bool worked = drainer.drain_one(*conn);

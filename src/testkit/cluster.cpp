@@ -1,4 +1,4 @@
-// Throwaway PostgreSQL 15 clusters: initdb/pg_ctl run through fork+exec with
+// Throwaway PostgreSQL clusters: initdb/pg_ctl run through fork+exec with
 // argument vectors (as the `postgres` user when we are root, since PostgreSQL
 // refuses to run as root), plus a reaper for clusters left by crashed runs.
 #include "testkit/cluster.hpp"
@@ -31,6 +31,7 @@
 
 #include "pg/connection.hpp"
 #include "pg/sql_error.hpp"
+#include "testkit/server_bin.hpp"
 #include "trellis/error.hpp"
 
 namespace trellis::testkit {
@@ -39,7 +40,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kBinDir = "/usr/lib/postgresql/15/bin";
 constexpr const char* kDirPrefix = "trellis-pg-";
 constexpr const char* kReapingTag = ".reaping.";
 constexpr int kStartAttempts = 5;
@@ -49,7 +49,7 @@ constexpr auto kOrphanAge = std::chrono::hours(1);
 std::atomic<int> g_db_counter{0};
 
 std::string bin(const char* tool) {
-  return std::string(kBinDir) + "/" + tool;
+  return server_bin_dir() + "/" + tool;
 }
 
 [[noreturn]] void internal(const std::string& message) {
@@ -439,8 +439,16 @@ bool owned_by_us_or_server(const fs::path& dir, const Credentials& cred) {
 void stop_stale_server(const fs::path& dir, const Credentials& cred) {
   pid_t pid = read_pid_line(data_dir(dir) / "postmaster.pid");
   if (!process_alive(pid)) return;
-  run({bin("pg_ctl"), "stop", "-D", data_dir(dir).string(), "-m", "immediate", "-w", "-t", "30"},
-      commands_log(dir), cred, dir);
+  std::string pg_ctl;
+  try {
+    pg_ctl = bin("pg_ctl");
+  } catch (const Error&) {
+    // No server programs found: the server is killed below.
+  }
+  if (!pg_ctl.empty()) {
+    run({pg_ctl, "stop", "-D", data_dir(dir).string(), "-m", "immediate", "-w", "-t", "30"},
+        commands_log(dir), cred, dir);
+  }
   if (!wait_for_exit(pid, std::chrono::seconds(5)) && looks_like_postgres(pid)) {
     kill(pid, SIGKILL);
     wait_for_exit(pid, std::chrono::seconds(5));
@@ -480,10 +488,7 @@ Cluster::Cluster(Key, std::string dir, bool keep, int port)
     : dir_(std::move(dir)), keep_(keep), port_(port) {}
 
 std::unique_ptr<Cluster> Cluster::start(const ClusterOptions& options) {
-  if (!fs::exists(bin("initdb"))) {
-    internal(std::string("PostgreSQL 15 server binaries not found in ") + kBinDir +
-             "; install postgresql-15");
-  }
+  server_bin_dir();  // throws, saying where it looked, when PostgreSQL is not installed
   reap_stale_clusters();
   std::string dir = options.base_dir.empty()
                         ? make_temp_dir()
@@ -650,7 +655,8 @@ std::string Cluster::create_database(const std::string& prefix) {
       conn->exec("CREATE DATABASE " + conn->quote_ident(name));
       return url(name);
     } catch (const pg::SqlError& e) {
-      if (e.sqlstate() != "42P04") throw;  // duplicate_database: a kept cluster from an old run
+      if (!pg::is_duplicate_database(e))
+        throw;  // duplicate_database: a kept cluster from an old run
     }
   }
 }

@@ -1,5 +1,6 @@
-// A throwaway PostgreSQL 15 cluster for tests, `trellis dev` and `trellis demo`:
+// A throwaway PostgreSQL cluster for tests, `trellis dev` and `trellis demo`:
 // initdb into a private directory, serve on a private socket, clean up even after a crash.
+// The server programs are found as testkit/server_bin.hpp says.
 #pragma once
 
 #include <sys/types.h>
@@ -22,7 +23,8 @@ class Cluster {
  public:
   // Starts a new cluster, or reuses (and starts if stopped) the one already
   // initialised in options.base_dir. Throws trellis::Error(internal) with the
-  // tail of the logs when PostgreSQL cannot be initialised or started.
+  // tail of the logs when PostgreSQL cannot be initialised or started, and
+  // saying where it looked when its server programs are not found.
   static std::unique_ptr<Cluster> start(const ClusterOptions& options = {});
   // Stops the server and removes dir() unless keep. Never throws.
   ~Cluster();

@@ -17,7 +17,7 @@ class ReconcileRace : public TrellisTest {
   // pass has read the transforms.
   void reconcile_with(const std::function<void()>& during) {
     catalog::Store store("trellis");
-    capture::Reconciler reconciler(store, {"trellis", 4, 16});
+    capture::Reconciler reconciler(store, {"trellis"});
     reconciler.set_after_catalog_read(during);
     auto conn = pg::Connection::open(url_);
     reconciler.reconcile(*conn);

@@ -133,7 +133,7 @@ TEST(CompileGolden, CaptureOfTheSourceBothRead) {
   table.schema = "public";
   table.name = "orders";
   table.key = view.key;
-  auto sql = compile_capture(table, columns, RingShape{"trellis", 4, 16});
+  auto sql = compile_capture(table, columns, RingShape{"trellis"});
   std::string out;
   sections(out, "function", sql.functions);
   sections(out, "trigger", sql.create_triggers);

@@ -1,7 +1,7 @@
 // Quoting helpers; see sql_text.hpp.
-#include "compile/sql_text.hpp"
+#include "base/sql_text.hpp"
 
-namespace trellis::compile {
+namespace trellis::base {
 
 namespace {
 std::string quote_with(std::string_view text, char q) {
@@ -25,4 +25,4 @@ std::string literal(std::string_view text) {
   return quote_with(text, '\'');
 }
 
-}  // namespace trellis::compile
+}  // namespace trellis::base

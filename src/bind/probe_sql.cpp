@@ -1,11 +1,15 @@
-// Probe view rendering; see probe.hpp.
-#include "compile/probe.hpp"
+// Probe view rendering; see probe_sql.hpp.
+#include "bind/probe_sql.hpp"
 
 #include <fmt/format.h>
 
-#include "compile/sql_text.hpp"
+#include "base/sql_text.hpp"
 
-namespace trellis::compile {
+namespace trellis::bind {
+
+using base::ident;
+using base::join;
+using base::qualified;
 
 std::string probe_field_view(const std::string& view, const std::string& source_schema,
                              const std::string& source_table, const std::string& alias,
@@ -45,4 +49,4 @@ std::string probe_immutable_predicate(const std::string& alias, const std::strin
   return fmt::format("CREATE INDEX ON pg_temp.{} ((true)) WHERE ({})", ident(alias), predicate_sql);
 }
 
-}  // namespace trellis::compile
+}  // namespace trellis::bind

@@ -8,7 +8,7 @@
 
 #include "catalog/definition.hpp"
 
-namespace trellis::compile {
+namespace trellis::bind {
 
 // CREATE TEMP VIEW <view> AS SELECT (<expr_sql>) AS "f" FROM <source> AS <alias>
 std::string probe_field_view(const std::string& view, const std::string& source_schema,
@@ -36,4 +36,4 @@ std::string probe_immutable_expression(const std::string& alias, const std::stri
 // A partial index WHERE (<predicate>), the same check for a predicate.
 std::string probe_immutable_predicate(const std::string& alias, const std::string& predicate_sql);
 
-}  // namespace trellis::compile
+}  // namespace trellis::bind

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace trellis::compile {
+namespace trellis::base {
 
 // "name" with embedded quotes doubled; always quoted, so case and keywords are safe.
 std::string ident(std::string_view name);
@@ -28,4 +28,4 @@ std::string join(const std::vector<T>& items, std::string_view sep,
   return out;
 }
 
-}  // namespace trellis::compile
+}  // namespace trellis::base
