@@ -1,7 +1,8 @@
 // build: define-to-live of a populated source (10M rows in full mode, 30k in
-// quick mode), for a 1-1 transform, 100 groups and many
+// quick mode, or --rows), for a 1-1 transform, 100 groups and many
 // groups, with and without 2,000 single-row writes/s running. Compared with
-// CREATE TABLE AS of the same SELECT; reports the worker's peak RSS.
+// CREATE TABLE AS of the same SELECT, without and with adding the primary
+// key the target has; reports the worker's peak RSS.
 #include <fmt/format.h>
 
 #include "benchmarks.hpp"
@@ -11,7 +12,7 @@
 namespace trellis::bench {
 
 void build(Run& run) {
-  int64_t rows = run.size<int64_t>(30000, 10000000);
+  int64_t rows = run.source_rows(30000, 10000000);
   int write_rate = 2000;
   auto timeout = std::chrono::seconds(3600);
   for (const auto& shape : standard_shapes(run, rows)) {
@@ -25,6 +26,9 @@ void build(Run& run) {
         Db db(run, "build");
         create_source(db, rows, shape.groups);
         line["ctas_s"] = db.timed("CREATE TABLE ctas AS " + shape.select);
+        db.sql("DROP TABLE ctas; CHECKPOINT");
+        line["ctas_pk_s"] = db.timed("CREATE TABLE ctas AS " + shape.select +
+                                     "; ALTER TABLE ctas ADD PRIMARY KEY (" + shape.key + ")");
         db.sql("DROP TABLE ctas; CHECKPOINT");
         std::unique_ptr<Pgbench> load;
         if (writes)
@@ -48,6 +52,7 @@ void build(Run& run) {
         auto usage = worker->stop();
         line["build_s"] = build_s;
         line["ratio_to_ctas"] = line["ctas_s"].get<double>() / build_s;
+        line["ratio_to_ctas_pk"] = line["ctas_pk_s"].get<double>() / build_s;
         line["worker_peak_rss_mb"] = usage.peak_rss_kb / 1024.0;
         line["worker_cpu_s"] = usage.cpu_seconds;
         std::string diff = oracle_all(db, {shape.target});

@@ -31,6 +31,9 @@ struct Settings {
   // > 0: auto_explain logs the plans (with actual times) of statements slower
   // than this many ms to the server log, and the cluster directory is kept.
   int explain_ms = 0;
+  // > 0: the source size of the benchmarks that take one (build), instead
+  // of the mode's.
+  int64_t rows = 0;
 };
 
 // One run of the harness: its settings, its cluster (started on first use)
@@ -45,6 +48,10 @@ class Run {
   template <class T>
   T size(T quick, T full) const {
     return settings_.full ? full : quick;
+  }
+  // The source size: --rows when given, else the mode's.
+  int64_t source_rows(int64_t quick, int64_t full) const {
+    return settings_.rows > 0 ? settings_.rows : size(quick, full);
   }
   testkit::Cluster& cluster();
   // A scratch directory inside the cluster's directory (removed with it).

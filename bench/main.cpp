@@ -45,7 +45,8 @@ int64_t mem_total_mb() {
 
 int usage() {
   std::cerr
-      << "usage: trellis_bench [--full] [--out FILE] [--tick MS] [--explain MS] [BENCHMARK...]\n"
+      << "usage: trellis_bench [--full] [--out FILE] [--tick MS] [--explain MS] [--rows N] "
+         "[BENCHMARK...]\n"
          "benchmarks:";
   for (auto& [name, _] : kBenchmarks) std::cerr << " " << name;
   std::cerr << "\n";
@@ -66,6 +67,8 @@ int main(int argc, char** argv) {
       settings.out_path = argv[++i];
     } else if (a == "--explain" && i + 1 < argc) {
       settings.explain_ms = std::stoi(argv[++i]);
+    } else if (a == "--rows" && i + 1 < argc) {
+      settings.rows = std::stoll(argv[++i]);
     } else if (a == "--tick" && i + 1 < argc) {
       settings.tick = std::chrono::milliseconds(std::stoi(argv[++i]));
     } else if (std::any_of(kBenchmarks.begin(), kBenchmarks.end(),

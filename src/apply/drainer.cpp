@@ -3,7 +3,9 @@
 // page_cap distinct keys past the bucket's cursor into the page table, re-derive every reader of
 // those tables (each without the keys it holds in quarantine), advance the cursor (and mark the
 // bucket done on the last page). A TRUNCATE sentinel adds every key the reader's target holds, so
-// rows whose source rows vanished are removed. A page failing with a data error is redone to find
+// rows whose source rows vanished are removed. A reader whose build is writing its target by key
+// ranges gets the page's keys parked instead (catalog parked_keys), re-derived by its build after
+// the last range. A page failing with a data error is redone to find
 // the failing key, which is charged (apply/quarantine); one failing with a privilege error halts
 // the transform behind it.
 #include "apply/drainer.hpp"
@@ -12,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "catalog/ring_geometry.hpp"
+#include "compile/transform_sql.hpp"
 #include "pg/arrays.hpp"
 #include "pg/sql_error.hpp"
 
@@ -22,6 +25,7 @@ Drainer::Drainer(catalog::Store& store, DrainConfig config)
       config_(config),
       sql_(compile::compile_drain(store.schema())),
       failures_(catalog::Lifecycle(store).drain_failure_statements()),
+      park_(catalog::Lifecycle(store).build_statements(compile::kPageTable).park),
       quarantine_(store.schema()) {}
 
 bool Drainer::drain_one(pg::Connection& conn) {
@@ -83,6 +87,11 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
     if (truncated.count(d.source_table_id))
       all_keys.push_back({rederiver_.sql(d).page_all_held_keys, {}});
     TransformWork w{d.id, d.source_table_id, {}, std::nullopt};
+    if (d.parks_changes) {  // its build re-derives the keys after its last range
+      w.steps.push_back({park_, {std::to_string(d.id), std::to_string(d.source_table_id)}});
+      page.work.push_back(std::move(w));
+      continue;
+    }
     for (const auto& step : rederiver_.sql(d).steps) w.steps.push_back({step, {}});
     if (d.shape == catalog::Shape::one_to_one) w.one_to_one = d;
     page.work.push_back(std::move(w));

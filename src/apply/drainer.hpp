@@ -62,6 +62,7 @@ class Drainer {
   DrainConfig config_;
   compile::DrainSql sql_;
   catalog::DrainFailureStatements failures_;
+  std::string park_;  // $1 transform, $2 table: the page's keys parked
   Rederiver rederiver_;
   Quarantine quarantine_;
 };

@@ -1,9 +1,16 @@
-// One build chunk: find the chunk's upper key, gather the keys in (cursor,
-// upper] into the page table, lock and re-derive them (without the keys the
-// transform holds in quarantine), advance the cursor. The last chunk of the
-// source phase either starts the target sweep (after a RESUME, to drop rows
-// whose source rows went away) or marks the transform live. A chunk failing
-// with a data error is redone to find the failing key, which is charged
+// One build step of the transform this connection claims. A 1-1 build's
+// ranges phase writes (cursor, upper] of the source in one set-based
+// statement (an INSERT into a fresh target, or an upsert of what differs
+// plus a delete of what is gone when rebuilding over rows readers use);
+// meanwhile drains park the transform's keys. The parked phase moves parked
+// keys into the page and re-derives them with the drain's statements; when
+// none are left the transform goes live. Both phases start behind a fence:
+// no worker transaction that read the phase before may still be open
+// (docs/architecture.md, "Building by ranges"). Every other step is a keyset
+// chunk: find the chunk's upper key, gather the keys in (cursor, upper] into
+// the page table, lock and re-derive them (without the keys the transform
+// holds in quarantine), advance the cursor. A chunk failing with a data
+// error is redone to find the failing key, which is charged
 // (apply/quarantine) instead of reported as a backfill failure; one failing
 // with a privilege error halts the transform.
 #include "build/builder.hpp"
@@ -12,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "catalog/transitions.hpp"
 #include "compile/one_to_one.hpp"
@@ -33,7 +41,13 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
   auto found = store_.transform_by_id(conn, id);
   if (!found) return true;
   const auto& def = *found;
+  using catalog::BuildPhase;
+  auto phase = claim.get_opt(0, 1) ? catalog::phase_named(claim.get(0, 1)) : BuildPhase::source;
+  bool fenced =
+      phase == BuildPhase::parked || (phase == BuildPhase::ranges && !claim.get_opt(0, 2));
   try {
+    if (fenced && !fence_passed(conn, id)) return true;
+    if (phase == BuildPhase::ranges && run_range(conn, def)) return true;
     run_chunk(conn, def);
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
@@ -73,6 +87,64 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
   return true;
 }
 
+bool Builder::fence_passed(pg::Connection& conn, int id) {
+  std::string param = std::to_string(id);
+  auto state = conn.exec(sql_.fence_passed, {param});
+  if (state.rows() == 0) return false;
+  if (!state.get_bool(0, 0)) conn.exec(sql_.set_fence, {param});
+  // Worker transactions are short (a page, a range): poll for a moment
+  // rather than give the claim up for a whole poll interval.
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    state = conn.exec(sql_.fence_passed, {param});
+    if (state.rows() == 0) return false;
+    if (state.get_bool(0, 1)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+bool Builder::run_range(pg::Connection& conn, const catalog::TransformDef& def) {
+  auto pending = chunks_before_ranges_.find(def.id);
+  if (pending != chunks_before_ranges_.end()) {
+    if (--pending->second <= 0) chunks_before_ranges_.erase(pending);
+    return false;
+  }
+  const auto& sql = rederiver_.sql(def);
+  std::string id = std::to_string(def.id);
+  pg::Transaction txn(conn);
+  auto state = conn.exec(sql_.check, {id, std::to_string(def.version)});
+  if (state.rows() == 0) return true;  // paused, redefined or reclaimed meanwhile
+  if (catalog::phase_named(state.get(0, 0)) != catalog::BuildPhase::ranges) return false;
+  // Held keys stay as they are; keyset chunks leave them out.
+  if (conn.exec(sql_.holds_keys, {id}).get_bool(0, 0)) return false;
+  pg::Param cursor = state.get_opt(0, 1);
+  if (!cursor && !state.get_bool(0, 5)) return true;  // the phase's fence has not passed
+  bool rewrite = state.get_bool(0, 2);
+  auto bound = conn.exec(sql.source_chunk_bound, {cursor, std::to_string(config_.range_rows)});
+  pg::Param upper = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
+  int64_t rows = 0;
+  try {
+    if (rewrite)
+      rows = conn.exec(sql.range_rewrite, {cursor, upper}).get_int(0, 0);
+    else
+      rows = conn.exec(sql.range_insert, {cursor, upper}).affected();
+  } catch (const pg::SqlError& e) {
+    if (!conn.healthy() || e.failure_class() != pg::FailureClass::data) throw;
+    spdlog::info("build range of {} failed ({}): building it by keyset chunks", def.target_name(),
+                 e.what());
+    chunks_before_ranges_[def.id] = config_.range_rows / config_.chunk_rows;
+    return false;
+  }
+  std::vector<apply::Statement> stmts;
+  stmts.push_back({sql_.advance_range, {id, upper, std::to_string(rows)}});
+  if (!upper)
+    stmts.push_back(
+        {sql_.next_phase, {id, std::string(catalog::name(catalog::BuildPhase::parked))}});
+  conn.pipeline(stmts);
+  txn.commit();
+  return true;
+}
+
 std::optional<Builder::Chunk> Builder::fill_chunk(pg::Connection& conn,
                                                   const catalog::TransformDef& def) {
   const auto& sql = rederiver_.sql(def);
@@ -84,6 +156,18 @@ std::optional<Builder::Chunk> Builder::fill_chunk(pg::Connection& conn,
   chunk.phase = state.get_opt(0, 0) ? catalog::phase_named(state.get(0, 0)) : BuildPhase::source;
   auto cursor = state.get_opt(0, 1);
   bool sweep = state.get_bool(0, 2);
+  chunk.work = {def.id, def.source_table_id, {}, std::nullopt};
+  if (def.shape == catalog::Shape::one_to_one) chunk.work.one_to_one = def;
+  if (chunk.phase == BuildPhase::parked) {           // re-derive parked keys as a drain page would
+    if (!state.get_bool(0, 5)) return std::nullopt;  // the phase's fence has not passed
+    auto moved = conn.exec(sql_.discharge, {id, std::to_string(config_.discharge_keys)});
+    for (const auto& step : sql.steps) chunk.work.steps.push_back({step, {}});
+    if (moved.affected() == 0)
+      chunk.next = std::nullopt;
+    else
+      chunk.next = BuildPhase::parked;
+    return chunk;
+  }
   bool over_target = chunk.phase == BuildPhase::target || chunk.phase == BuildPhase::fields;
   bool groups = chunk.phase == BuildPhase::groups;
   const std::string& bound_sql = groups        ? sql.group_chunk_bound
@@ -95,8 +179,10 @@ std::optional<Builder::Chunk> Builder::fill_chunk(pg::Connection& conn,
                             : over_target ? sql.page_sweep_range
                                           : sql.page_source_range;
   conn.exec(fill, {cursor, chunk.upper});
-  chunk.work = {def.id, def.source_table_id, {}, std::nullopt};
-  if (def.shape == catalog::Shape::one_to_one) chunk.work.one_to_one = def;
+  // A rebuild by keyset chunks of a ranges phase also visits the target's
+  // rows in the chunk, as the range statement would have.
+  if (chunk.phase == BuildPhase::ranges && sweep)
+    conn.exec(sql.page_sweep_range, {cursor, chunk.upper});
   std::vector<std::string> field_steps;
   if (chunk.phase == BuildPhase::fields)
     field_steps = compile::one_to_one_field_build_steps(
@@ -117,10 +203,12 @@ void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) 
   if (!chunk) return;
   std::vector<apply::Statement> stmts;
   quarantine_.append_hidden(def.id, chunk->work.steps, stmts);
-  stmts.push_back({sql_.advance, {id, chunk->upper}});
   bool done = !chunk->upper && !chunk->next;
-  if (!chunk->upper && !done)
-    stmts.push_back({sql_.next_phase, {id, std::string(catalog::name(*chunk->next))}});
+  if (chunk->phase != catalog::BuildPhase::parked) {
+    stmts.push_back({sql_.advance, {id, chunk->upper}});
+    if (!chunk->upper && !done)
+      stmts.push_back({sql_.next_phase, {id, std::string(catalog::name(*chunk->next))}});
+  }
   if (done) stmts.push_back({sql_.go_live, {id}});
   conn.pipeline(stmts);
   txn.commit();

@@ -1,7 +1,14 @@
-// The build (docs/architecture.md, data path step 7): once capture is installed, a drain thread
-// claims a backfilling transform and re-derives its source keys in key-range chunks, each a short
-// transaction using the drain's own re-derive statements.
+// The build (docs/architecture.md, data path step 7): once capture is
+// installed, a drain thread claims a backfilling transform and builds it one
+// short transaction at a time. A 1-1 target is written by key ranges, one
+// set-based statement per range, while drains park the keys they read; the
+// parked keys are then re-derived with the drain's statements before the
+// transform goes live. Aggregates, field builds, ranges that fail with a
+// data error and transforms holding keys go by keyset chunks through the
+// drain's own re-derive statements (lock, then derive: invariant I1).
 #pragma once
+
+#include <map>
 
 #include "apply/quarantine.hpp"
 #include "apply/rederive.hpp"
@@ -12,14 +19,17 @@
 namespace trellis::build {
 
 struct BuildConfig {
-  int chunk_rows = 5000;
+  int chunk_rows = 5000;      // keys per keyset chunk (I8)
+  int range_rows = 50000;     // source rows per range statement
+  int discharge_keys = 5000;  // parked keys re-derived per transaction
 };
 
 class Builder {
  public:
   Builder(catalog::Store& store, BuildConfig config);
   // Claims a backfilling transform (or keeps the one this connection owns)
-  // and runs one chunk. Returns false when there was nothing to build.
+  // and runs one range or chunk. Returns false when there was nothing to
+  // build.
   bool build_one_chunk(pg::Connection& conn);
 
  private:
@@ -31,6 +41,13 @@ class Builder {
     std::optional<catalog::BuildPhase> next;
     apply::TransformWork work;
   };
+  // Waits (briefly) for the fence of a phase that needs one; false when it
+  // has not passed yet.
+  bool fence_passed(pg::Connection& conn, int id);
+  // One range of a 1-1 build; false when this step must be a keyset chunk
+  // instead (the transform holds keys, or the range failed with a data
+  // error, whose key the chunk path finds and charges).
+  bool run_range(pg::Connection& conn, const catalog::TransformDef& def);
   std::optional<Chunk> fill_chunk(pg::Connection& conn, const catalog::TransformDef& def);
   void run_chunk(pg::Connection& conn, const catalog::TransformDef& def);
 
@@ -39,6 +56,9 @@ class Builder {
   catalog::BuildStatements sql_;
   apply::Rederiver rederiver_;
   apply::Quarantine quarantine_;
+  // Per transform: keyset chunks still to run before trying ranges again,
+  // after a range failed with a data error.
+  std::map<int, int> chunks_before_ranges_;
 };
 
 }  // namespace trellis::build

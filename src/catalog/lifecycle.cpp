@@ -29,6 +29,18 @@ std::string building(const std::string& prefix) {
                      literal(Status::backfilling), literal(BuildPhase::awaiting_capture));
 }
 
+// No worker transaction other than this one that began before the fence of
+// transforms row `row` is still open (`workers`: the registered worker
+// backends). Such a transaction may have read the catalog row before the
+// change the fence follows, and may still write as it said.
+std::string fence_passed(const std::string& row, const std::string& workers) {
+  return fmt::format(
+      "({0}.build_fence IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a JOIN {1} w "
+      "ON w.pid = a.pid AND w.backend_start = a.backend_start WHERE a.pid <> pg_backend_pid() "
+      "AND a.xact_start < {0}.build_fence))",
+      row, workers);
+}
+
 // A new version of the definition (and the time of the change).
 std::string bumped() {
   return std::string(bump_version()) + ", updated_at = now()";
@@ -58,6 +70,7 @@ Lifecycle::Lifecycle(const Store& store)
     : transforms_(store.table("transforms")),
       captured_tables_(store.table("captured_tables")),
       held_keys_(store.table("held_keys")),
+      parked_keys_(store.table("parked_keys")),
       workers_(store.table("workers")),
       waits_for_upstream_(store.waits_for_upstream("t")) {}
 
@@ -196,13 +209,12 @@ void Lifecycle::fence_field_builds(pg::Connection& conn) {
 int Lifecycle::start_fenced_field_builds(pg::Connection& conn, const Versions& covered) {
   auto r = conn.exec(
       fmt::format(
-          "UPDATE {0} t SET build_phase = CASE WHEN build_fields IS NULL THEN {3} ELSE {4} END, "
-          "build_fence = NULL, build_cursor = NULL, build_rows_done = 0, capture_wait = NULL, "
-          "updated_at = now() WHERE {5} AND build_fence IS NOT NULL AND {2} AND NOT EXISTS "
-          "(SELECT 1 FROM pg_stat_activity a JOIN {1} w ON w.pid = a.pid AND w.backend_start = "
-          "a.backend_start WHERE a.pid <> pg_backend_pid() AND a.xact_start < t.build_fence)",
-          transforms_, workers_, is_covered("t", 1), literal(BuildPhase::source),
-          literal(BuildPhase::fields), awaiting_capture()),
+          "UPDATE {0} t SET build_phase = CASE WHEN build_fields IS NULL THEN {2} ELSE {3} END, "
+          "build_sweep_target = build_sweep_target OR build_fields IS NULL, build_fence = NULL, "
+          "build_cursor = NULL, build_rows_done = 0, capture_wait = NULL, updated_at = now() "
+          "WHERE {4} AND {1} AND {5}",
+          transforms_, is_covered("t", 1), first_phase_sql(), literal(BuildPhase::fields),
+          awaiting_capture(), fence_passed("t", workers_)),
       {pg::int_array(covered.ids), pg::int_array(covered.versions)});
   return r.affected();
 }
@@ -249,16 +261,37 @@ BuildStatements Lifecycle::build_statements(const std::string& page_table) const
       transforms_, kThisBackend, owner_gone("c.build_owner_pid", "c.build_owner_start"),
       building("c."));
   s.check = fmt::format(
-      "SELECT build_phase, build_cursor, build_sweep_target, array_to_json(build_fields)::text "
-      "FROM {} WHERE id = $1::int AND {} AND version = $2::int AND build_owner_pid = "
-      "pg_backend_pid() FOR NO KEY UPDATE",
-      transforms_, building(""));
+      "SELECT build_phase, build_cursor, build_sweep_target, array_to_json(build_fields)::text, "
+      "build_fence IS NOT NULL, {2} FROM {0} t WHERE id = $1::int AND {1} AND version = $2::int "
+      "AND build_owner_pid = pg_backend_pid() FOR NO KEY UPDATE",
+      transforms_, building(""), fence_passed("t", workers_));
+  s.set_fence =
+      fmt::format("UPDATE {} SET build_fence = clock_timestamp() WHERE id = $1::int", transforms_);
+  s.fence_passed = fmt::format("SELECT build_fence IS NOT NULL, {} FROM {} t WHERE id = $1::int",
+                               fence_passed("t", workers_), transforms_);
+  s.advance_range = fmt::format(
+      "UPDATE {} SET build_cursor = $2::text[], build_rows_done = build_rows_done + $3::bigint, "
+      "backfill_failure = NULL WHERE id = $1::int",
+      transforms_);
+  s.holds_keys = fmt::format(
+      "SELECT EXISTS (SELECT 1 FROM {} WHERE transform_id = $1::int AND held)", held_keys_);
+  s.park = fmt::format(
+      "INSERT INTO {} (transform_id, tbl, key) SELECT $1::int, p.tbl, p.key FROM {} p WHERE p.tbl "
+      "= $2::int ON CONFLICT DO NOTHING",
+      parked_keys_, page_table);
+  s.discharge = fmt::format(
+      "WITH picked AS (SELECT tbl, key FROM {0} WHERE transform_id = $1::int ORDER BY tbl, key "
+      "LIMIT $2::int), moved AS (DELETE FROM {0} p USING picked WHERE p.transform_id = $1::int AND "
+      "p.tbl = picked.tbl AND p.key = picked.key RETURNING p.tbl, p.key) INSERT INTO {1} (tbl, "
+      "key) SELECT tbl, key FROM moved ON CONFLICT DO NOTHING",
+      parked_keys_, page_table);
   s.advance = fmt::format(
       "UPDATE {} SET build_cursor = $2::text[], build_rows_done = build_rows_done + (SELECT "
       "count(*) FROM {}), backfill_failure = NULL WHERE id = $1::int",
       transforms_, page_table);
   s.next_phase = fmt::format(
-      "UPDATE {} SET build_phase = $2, build_cursor = NULL WHERE id = $1::int", transforms_);
+      "UPDATE {} SET build_phase = $2, build_cursor = NULL, build_fence = NULL WHERE id = $1::int",
+      transforms_);
   s.go_live = fmt::format("UPDATE {} SET {} WHERE id = $1::int AND {}", transforms_,
                           transition(Operation::go_live).set, from_condition(Operation::go_live));
   // The backoff doubles per attempt (100 ms .. 5 s).

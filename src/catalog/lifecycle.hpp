@@ -35,13 +35,28 @@ struct EditRow {
 
 // The build loop's statements, pipelined by the builder with its chunk.
 struct BuildStatements {
-  std::string claim;       // -> id, build_phase, build_cursor, build_sweep_target
-  std::string check;       // $1 id, $2 version -> phase, cursor, sweep, fields (locked)
-  std::string advance;     // $1 id, $2 cursor: the page's keys are done
-  std::string next_phase;  // $1 id, $2 the next phase
-  std::string go_live;     // $1 id
-  std::string fail;        // $1 id, $2 error json: release with a doubling backoff
-  std::string retry;       // $1 id, $2 error json, $3 ms: release, retry after $3 ms
+  std::string claim;  // -> id, build_phase, build_cursor, build_sweep_target
+  // $1 id, $2 version -> phase, cursor, sweep, fields, fence set, fence
+  // passed (the row locked)
+  std::string check;
+  std::string advance;        // $1 id, $2 cursor: the page's keys are done
+  std::string advance_range;  // $1 id, $2 cursor, $3 rows: a range is done
+  std::string next_phase;     // $1 id, $2 the next phase (cursor and fence cleared)
+  std::string go_live;        // $1 id
+  std::string fail;           // $1 id, $2 error json: release with a doubling backoff
+  std::string retry;          // $1 id, $2 error json, $3 ms: release, retry after $3 ms
+  // The fence of a phase that must not start while a worker transaction
+  // that read the phase before it may still write: set it (a time after the
+  // phase change was seen), then it has passed once no worker transaction
+  // older than it is open.
+  std::string set_fence;     // $1 id
+  std::string fence_passed;  // $1 id -> fence set, fence passed
+  // Holds the transform ($1 id) with at least one held key ($1 -> bool).
+  std::string holds_keys;
+  // A drain page parks its keys of table $2 for transform $1 (phase ranges).
+  std::string park;
+  // Moves up to $2 parked keys of transform $1 into the page (phase parked).
+  std::string discharge;
 };
 
 // The drain's record of a page failing for the transforms reading a table.
@@ -116,6 +131,7 @@ class Lifecycle {
   std::string transforms_;
   std::string captured_tables_;
   std::string held_keys_;
+  std::string parked_keys_;
   std::string workers_;
   std::string waits_for_upstream_;  // over alias t
 };

@@ -17,10 +17,12 @@ enum class Shape { one_to_one, aggregate };
 enum class Status { waiting_to_backfill, backfilling, live, paused, quarantined };
 
 // What a backfilling transform's build is doing: waiting for capture to
-// cover it (and for drains on the old definition to end), re-deriving the
-// source's keys, sweeping the keys only the target holds (after RESUME),
-// recomputing each group once (aggregates), or building named fields (ALTER).
-enum class BuildPhase { awaiting_capture, source, target, groups, fields };
+// cover it (and for drains on the old definition to end), writing a 1-1
+// target by key ranges while drains park its changed keys (ranges), then
+// re-deriving those parked keys (parked); for aggregates, re-deriving the
+// source's keys, sweeping the keys only the target holds (after RESUME) and
+// recomputing each group once; or building named fields (ALTER).
+enum class BuildPhase { awaiting_capture, ranges, parked, source, target, groups, fields };
 
 // Why capture or the data path stopped a transform: capture could not be
 // installed, a privilege error halted it, or the source changed under it.

@@ -22,11 +22,13 @@ std::string Store::work_channel() const {
 std::vector<TransformDef> Store::read(pg::Connection& conn, const std::string& where,
                                       const std::vector<pg::Param>& params) {
   auto res = conn.exec_prepared(
-      fmt::format("SELECT id, version, status, source_table_id, statement, definition::text, "
-                  "EXISTS (SELECT 1 FROM {} c WHERE c.table_schema = t.target_schema AND "
-                  "c.table_name = t.target_table AND c.installed_signature IS NOT NULL), "
-                  "paused_columns::text FROM {} t WHERE {} ORDER BY id",
-                  table("captured_tables"), table("transforms"), where),
+      fmt::format(
+          "SELECT id, version, status, source_table_id, statement, definition::text, "
+          "EXISTS (SELECT 1 FROM {} c WHERE c.table_schema = t.target_schema AND "
+          "c.table_name = t.target_table AND c.installed_signature IS NOT NULL), "
+          "paused_columns::text, status = {} AND build_phase = {} FROM {} t WHERE {} ORDER BY id",
+          table("captured_tables"), literal(Status::backfilling), literal(BuildPhase::ranges),
+          table("transforms"), where),
       params);
   std::vector<TransformDef> out;
   for (int i = 0; i < res.rows(); ++i) {
@@ -39,6 +41,7 @@ std::vector<TransformDef> Store::read(pg::Connection& conn, const std::string& w
     d.feeds_downstream = res.get_bool(i, 6);
     auto paused = nlohmann::json::parse(res.get(i, 7));
     for (auto it = paused.begin(); it != paused.end(); ++it) d.paused_columns.push_back(it.key());
+    d.parks_changes = res.get_bool(i, 8);
     out.push_back(std::move(d));
   }
   return out;

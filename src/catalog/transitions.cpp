@@ -38,9 +38,9 @@ std::vector<Transition> make_table() {
        "start build",
        {S::waiting_to_backfill},
        S::backfilling,
-       pieces({status_is(S::backfilling), "build_phase = " + literal(BuildPhase::source),
-               "build_cursor = NULL, build_rows_done = 0, capture_wait = NULL, capture_failure = "
-               "NULL, updated_at = now()"})},
+       pieces({status_is(S::backfilling), "build_phase = " + first_phase_sql(),
+               "build_fence = NULL, build_cursor = NULL, build_rows_done = 0, capture_wait = "
+               "NULL, capture_failure = NULL, updated_at = now()"})},
       // A full build under way restarts too: its earlier chunks wrote the old fields.
       {Operation::start_field_build, "start field build", running, S::backfilling,
        pieces({status_is(S::backfilling), "build_phase = " + literal(BuildPhase::awaiting_capture),
@@ -51,7 +51,9 @@ std::vector<Transition> make_table() {
       {Operation::rebuild_in_place, "rebuild in place", running, S::backfilling,
        pieces({status_is(S::backfilling),
                "build_phase = CASE WHEN build_phase = " + literal(BuildPhase::awaiting_capture) +
-                   " THEN build_phase ELSE " + literal(BuildPhase::source) + " END",
+                   " THEN build_phase ELSE " + first_phase_sql() + " END",
+               "build_fence = CASE WHEN build_phase = " + literal(BuildPhase::awaiting_capture) +
+                   " THEN build_fence END",
                "build_fields = NULL, build_cursor = NULL, build_sweep_target = true, "
                "build_rows_done = 0",
                kReleaseClaim,
@@ -61,7 +63,9 @@ std::vector<Transition> make_table() {
        {S::backfilling},
        S::live,
        pieces({status_is(S::live),
-               "build_phase = NULL, build_cursor = NULL, build_not_before = NULL", kReleaseClaim,
+               "build_phase = NULL, build_cursor = NULL, build_fence = NULL, build_not_before = "
+               "NULL",
+               kReleaseClaim,
                "build_sweep_target = false, build_fields = NULL, backfill_failure = NULL, "
                "updated_at = now()"})},
       // Pausing lets any build claim go, so the build does not go on.
@@ -127,10 +131,21 @@ std::string_view bump_version() {
 }
 
 std::optional<BuildPhase> next_phase(BuildPhase phase, bool sweep, Shape shape) {
-  if (phase == BuildPhase::fields) return std::nullopt;
+  if (phase == BuildPhase::fields || phase == BuildPhase::parked) return std::nullopt;
+  if (phase == BuildPhase::ranges) return BuildPhase::parked;
   if (phase == BuildPhase::source && sweep) return BuildPhase::target;
   if (phase != BuildPhase::groups && shape == Shape::aggregate) return BuildPhase::groups;
   return std::nullopt;
+}
+
+BuildPhase first_phase(Shape shape) {
+  return shape == Shape::one_to_one ? BuildPhase::ranges : BuildPhase::source;
+}
+
+std::string first_phase_sql() {
+  return "CASE WHEN shape = " + literal(Shape::one_to_one) + " THEN " +
+         literal(first_phase(Shape::one_to_one)) + " ELSE " +
+         literal(first_phase(Shape::aggregate)) + " END";
 }
 
 }  // namespace trellis::catalog

@@ -58,9 +58,14 @@ bool running(Status status);
 // the older version recompile its statements before their next page.
 std::string_view bump_version();
 
-// The phase a build goes to after `phase`, or none when the build is done:
-// source -> target (only with `sweep`, after RESUME) -> groups (only for
-// aggregates) -> live; a field build is the single phase `fields`.
+// The phase a build goes to after `phase`, or none when the build is done.
+// 1-1: ranges -> parked -> live. Aggregates: source -> target (only with
+// `sweep`, after RESUME) -> groups -> live. A field build is the single
+// phase `fields`.
 std::optional<BuildPhase> next_phase(BuildPhase phase, bool sweep, Shape shape);
+// The phase a full build starts in: `ranges` for 1-1, `source` for
+// aggregates; and the same as an SQL expression over a transforms row.
+BuildPhase first_phase(Shape shape);
+std::string first_phase_sql();
 
 }  // namespace trellis::catalog

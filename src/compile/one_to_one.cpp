@@ -102,6 +102,47 @@ std::string lock_with_values(const TransformDef& d, const std::vector<Field>& fi
                             values);
 }
 
+// The source rows of the build range ($1, $2], with `fields` computed.
+std::string range_sources(const TransformDef& d, const std::vector<Field>& fields) {
+  std::string alias = ident(d.alias);
+  return fmt::format("{} WHERE ($1::text[] IS NULL OR {}) AND ($2::text[] IS NULL OR {}){}",
+                     source_select(d, fields), key_after(d.key, alias, "$1::text[]"),
+                     key_at_most(d.key, alias, "$2::text[]"), where_filter(d));
+}
+
+std::string target_columns(const TransformDef& d, const std::vector<Field>& fields) {
+  std::string cols = key_tuple(d.key, "");
+  cols.pop_back();
+  for (const auto& f : fields) cols += ", " + ident(f.name);
+  return cols + ")";
+}
+
+std::string range_insert(const TransformDef& d, const std::vector<Field>& fields) {
+  return fmt::format("INSERT INTO {} {} {}", qualified(d.target_schema, d.target_table),
+                     target_columns(d, fields), range_sources(d, fields));
+}
+
+std::string range_rewrite(const TransformDef& d, const std::vector<Field>& fields) {
+  std::string target = qualified(d.target_schema, d.target_table);
+  std::string on_conflict = "DO NOTHING";
+  if (!fields.empty())
+    on_conflict = fmt::format(
+        "DO UPDATE SET {} WHERE {}",
+        join<Field>(fields, ", ",
+                    [](const Field& f) { return ident(f.name) + " = EXCLUDED." + ident(f.name); }),
+        join<Field>(fields, " OR ", [](const Field& f) { return changed_from(f, "EXCLUDED"); }));
+  return fmt::format(
+      "WITH __trellis_src AS MATERIALIZED ({0}), __trellis_up AS (INSERT INTO {1} AS __t {2} "
+      "SELECT * FROM __trellis_src ON CONFLICT {3} {4} RETURNING 1), __trellis_del AS (DELETE "
+      "FROM {1} AS __t WHERE ($1::text[] IS NULL OR {5}) AND ($2::text[] IS NULL OR {6}) AND NOT "
+      "EXISTS (SELECT 1 FROM __trellis_src __s WHERE {7}) RETURNING 1) SELECT (SELECT count(*) "
+      "FROM __trellis_src), (SELECT count(*) FROM __trellis_up), (SELECT count(*) FROM "
+      "__trellis_del)",
+      range_sources(d, fields), target, target_columns(d, fields), key_tuple(d.key, ""),
+      on_conflict, key_after(d.key, "__t", "$1::text[]"), key_at_most(d.key, "__t", "$2::text[]"),
+      key_equal(d.key, "__s", "__t"));
+}
+
 }  // namespace
 
 TransformSql compile_one_to_one(const TransformDef& d) {
@@ -117,6 +158,8 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   sql.sweep_chunk_bound = chunk_bound(d.key, target);
   sql.page_source_range = page_range(d, source);
   sql.page_sweep_range = page_range(d, target);
+  sql.range_insert = range_insert(d, written_fields(d));
+  sql.range_rewrite = range_rewrite(d, written_fields(d));
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
   sql.oracle_select = source_select(d, d.fields) + where;
   return sql;

@@ -59,13 +59,17 @@ std::string page_keys_cte(const TransformDef& d) {
 }
 
 std::string changed(const Field& f) {
+  return changed_from(f, "__s");
+}
+
+std::string changed_from(const Field& f, const std::string& source) {
   // Numerics and floats have equal values that print differently (1 and
   // 1.00, 0 and -0); the target must hold what the SELECT prints.
   const std::string& type = f.column.type;
   bool by_text = !f.column.comparable || type.rfind("numeric", 0) == 0 ||
                  type == "double precision" || type == "real";
-  if (!by_text) return fmt::format("__t.{0} IS DISTINCT FROM __s.{0}", ident(f.name));
-  return fmt::format("__t.{0}::text IS DISTINCT FROM __s.{0}::text", ident(f.name));
+  if (!by_text) return fmt::format("__t.{0} IS DISTINCT FROM {1}.{0}", ident(f.name), source);
+  return fmt::format("__t.{0}::text IS DISTINCT FROM {1}.{0}::text", ident(f.name), source);
 }
 
 std::string chunk_bound(const std::vector<Column>& key, const std::string& table) {

@@ -22,8 +22,10 @@ std::string page_keys_cte(const catalog::TransformDef& d);
 // derive deletes. Computed between the two CTEs first, so the target is
 // probed only for those keys (usually none) rather than for every page key.
 std::string keys_without_source(const std::vector<catalog::Column>& key);
-// <target alias>.f IS DISTINCT FROM <source alias>.f, through text when the
-// type has no equality.
+// __t.f IS DISTINCT FROM <source>.f (the derived row), through text when
+// the type has no equality or equal values print differently; changed()
+// compares with __s.
+std::string changed_from(const catalog::Field& f, const std::string& source);
 std::string changed(const catalog::Field& f);
 // See TransformSql: the chunk's last key after $1 in `table`'s key order.
 std::string chunk_bound(const std::vector<catalog::Column>& key, const std::string& table);

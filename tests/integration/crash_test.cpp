@@ -9,46 +9,15 @@
 #include <atomic>
 #include <thread>
 
-#include "support/harness.hpp"
+#include "support/child_workers.hpp"
 
 namespace trellis::test {
-
-// Kills the forked worker process when a test ends early, so it never
-// outlives the cluster.
-struct ChildGuard {
-  pid_t pid;
-  ~ChildGuard() {
-    if (pid > 0 && kill(pid, SIGKILL) == 0) waitpid(pid, nullptr, 0);
-  }
-};
 
 class Crash : public TrellisTest {
  protected:
   // Forks a process that runs `drains` drain threads until it is killed.
   pid_t fork_drain_process(int drains) {
-    pid_t pid = fork();
-    if (pid == 0) {
-      try {
-        auto handle = Trellis::connect(options(drains, /*staging=*/false));
-        for (;;) pause();
-      } catch (...) {
-        _exit(3);
-      }
-    }
-    return pid;
-  }
-
-  // Waits until some Trellis backend is blocked on a lock inside a transaction.
-  bool await_trellis_lock_wait(std::chrono::seconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto r = query(
-          "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'trellis' AND "
-          "wait_event_type = 'Lock' AND datname = current_database()");
-      if (r.get_int(0, 0) > 0) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
+    return fork_worker_process(options(drains, /*staging=*/false));
   }
 };
 
@@ -73,7 +42,7 @@ TEST_P(CrashShapes, DrainProcessKilledMidTransactionLosesNoChange) {
   blocker->exec("LOCK TABLE dst IN EXCLUSIVE MODE");
   sql("UPDATE src SET v = v * 10, grp = grp + 1 WHERE id <= 50; DELETE FROM src WHERE id > 190;"
       "INSERT INTO src VALUES (500, 5, 7)");
-  ASSERT_TRUE(await_trellis_lock_wait(std::chrono::seconds(30)));
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30)));
   kill(child, SIGKILL);
   int wstatus = 0;
   waitpid(child, &wstatus, 0);

@@ -136,6 +136,13 @@ TEST(Lifecycle, PausingReleasesTheBuildClaim) {
 
 TEST(Lifecycle, BuildPhasesRunInOrder) {
   using P = BuildPhase;
+  EXPECT_EQ(first_phase(Shape::one_to_one), P::ranges);
+  EXPECT_EQ(first_phase(Shape::aggregate), P::source);
+  EXPECT_EQ(first_phase_sql(), "CASE WHEN shape = 'one_to_one' THEN 'ranges' ELSE 'source' END");
+  for (bool sweep : {false, true}) {
+    EXPECT_EQ(next_phase(P::ranges, sweep, Shape::one_to_one), P::parked);
+    EXPECT_EQ(next_phase(P::parked, sweep, Shape::one_to_one), std::nullopt);
+  }
   EXPECT_EQ(next_phase(P::source, false, Shape::one_to_one), std::nullopt);
   EXPECT_EQ(next_phase(P::source, true, Shape::one_to_one), P::target);
   EXPECT_EQ(next_phase(P::target, true, Shape::one_to_one), std::nullopt);
@@ -155,8 +162,8 @@ TEST(Lifecycle, RunningIsBackfillingOrLive) {
 TEST(LifecycleWords, RoundTrip) {
   for (auto s : kAll) EXPECT_EQ(status_named(name(s)), s);
   for (auto s : {Shape::one_to_one, Shape::aggregate}) EXPECT_EQ(shape_named(name(s)), s);
-  for (auto p : {BuildPhase::awaiting_capture, BuildPhase::source, BuildPhase::target,
-                 BuildPhase::groups, BuildPhase::fields})
+  for (auto p : {BuildPhase::awaiting_capture, BuildPhase::ranges, BuildPhase::parked,
+                 BuildPhase::source, BuildPhase::target, BuildPhase::groups, BuildPhase::fields})
     EXPECT_EQ(phase_named(name(p)), p);
   EXPECT_EQ(name(FailureKind::halt), "halt");
   EXPECT_EQ(literal(Status::live), "'live'");

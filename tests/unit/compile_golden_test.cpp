@@ -63,6 +63,8 @@ std::string render(const catalog::TransformDef& def) {
   section(out, "page source range", sql.page_source_range);
   section(out, "page sweep range", sql.page_sweep_range);
   sections(out, "build step", sql.build_steps);
+  section(out, "range insert", sql.range_insert);
+  section(out, "range rewrite", sql.range_rewrite);
   section(out, "group chunk bound", sql.group_chunk_bound);
   section(out, "page group range", sql.page_group_range);
   sections(out, "group step", sql.group_steps);

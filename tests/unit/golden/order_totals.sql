@@ -49,6 +49,12 @@ INSERT INTO "public"."order_totals__ledger" AS __t ("id", "customer_id", "amount
 -- build step 2
 WITH __trellis_keys AS (SELECT ((p.key)[1])::bigint AS "id" FROM pg_temp.trellis_page p WHERE p.tbl = 1), __trellis_src AS (SELECT "orders"."id" AS "id", "orders"."customer_id" AS "customer_id", "orders"."amount" AS "amount", "orders"."note" AS "note", ARRAY[to_jsonb("orders"."customer_id")::text] AS "__ledger_group" FROM "public"."orders" AS "orders" WHERE ("orders"."id") IN (SELECT "id" FROM __trellis_keys)), __trellis_old AS (SELECT "orders"."__ledger_group" FROM "public"."order_totals__ledger" AS "orders" WHERE "orders"."__present" AND ("orders"."id") IN (SELECT "id" FROM __trellis_keys)), __trellis_touch AS (INSERT INTO pg_temp.trellis_groups (tid, grp) SELECT 2, "__ledger_group" FROM __trellis_old UNION SELECT 2, "__ledger_group" FROM __trellis_src ON CONFLICT DO NOTHING), __trellis_upd AS (UPDATE "public"."order_totals__ledger" __l SET "customer_id" = __s."customer_id", "amount" = __s."amount", "note" = __s."note", "__ledger_group" = __s."__ledger_group", "__present" = true FROM __trellis_src __s WHERE __l."id" = __s."id" AND (__l."customer_id", __l."amount", __l."note", __l."__ledger_group", __l."__present")::text IS DISTINCT FROM (__s."customer_id", __s."amount", __s."note", __s."__ledger_group", true)::text), __trellis_del AS (DELETE FROM "public"."order_totals__ledger" __l USING (SELECT * FROM __trellis_keys __k WHERE NOT EXISTS (SELECT 1 FROM __trellis_src __s WHERE __s."id" = __k."id")) __k WHERE __l."id" = __k."id") SELECT 1
 
+-- range insert
+(none)
+
+-- range rewrite
+(none)
+
 -- group chunk bound
 WITH RECURSIVE __s(g, i) AS (SELECT LEAST((SELECT min(__l."__ledger_group") FROM "public"."order_totals__ledger" __l WHERE __l."__present" AND __l."__ledger_group" > COALESCE($1::text[], '{}'::text[])), (SELECT min(__t."__group") FROM "public"."order_totals" __t WHERE __t."__group" > COALESCE($1::text[], '{}'::text[]))), 1 UNION ALL SELECT LEAST((SELECT min(__l."__ledger_group") FROM "public"."order_totals__ledger" __l WHERE __l."__present" AND __l."__ledger_group" > __s.g), (SELECT min(__t."__group") FROM "public"."order_totals" __t WHERE __t."__group" > __s.g)), __s.i + 1 FROM __s WHERE __s.g IS NOT NULL AND __s.i < $2::int) SELECT g FROM __s WHERE __s.i = $2::int AND __s.g IS NOT NULL
 

@@ -1,0 +1,195 @@
+// A 1-1 build by key ranges (docs/architecture.md, "Building by ranges"):
+// a change committed under an open range (after the range's snapshot) is
+// parked and re-derived before live, where re-deriving it at once would be
+// overwritten by the range; a rebuild over a target readers use rewrites it
+// in place and never empties it; a worker killed inside a range or inside
+// the discharge of parked keys loses nothing. A range is held open
+// deterministically by a field function waiting on an advisory lock the
+// test holds.
+#include <fmt/format.h>
+
+#include "support/child_workers.hpp"
+
+namespace trellis::test {
+
+namespace {
+
+// gate(v) waits for advisory lock kRangeGate (kDischargeGate for negative
+// values) before it returns v, so the statement evaluating it stays open,
+// its snapshot taken, for as long as the test holds the lock (it lifts the
+// worker's lock_timeout for its own transaction).
+constexpr int kRangeGate = 4242;
+constexpr int kDischargeGate = 4243;
+
+constexpr const char* kGate =
+    "CREATE FUNCTION gate(x int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN PERFORM "
+    "set_config('lock_timeout', '0', true); IF x < 0 THEN "
+    "PERFORM pg_advisory_xact_lock_shared(4243); ELSE PERFORM "
+    "pg_advisory_xact_lock_shared(4242); END IF; RETURN x; END $$";
+
+constexpr const char* kDefine = "TRANSFORM dst FROM src SELECT public.gate(v) AS v, v * 2 AS twice";
+
+}  // namespace
+
+class BuildRanges : public TrellisTest {
+ protected:
+  void create_source(int rows) {
+    sql(kGate);
+    sql("CREATE TABLE src (id int PRIMARY KEY, v int NOT NULL)");
+    sql("INSERT INTO src SELECT g, g FROM generate_series(1, " + std::to_string(rows) + ") g");
+  }
+
+  // A session of its own holding advisory lock `key` until released.
+  std::unique_ptr<pg::Connection> hold(int key) {
+    auto conn = pg::Connection::open(url_);
+    conn->exec("SELECT pg_advisory_lock(" + std::to_string(key) + ")");
+    return conn;
+  }
+  void release(pg::Connection& gate, int key) {
+    gate.exec("SELECT pg_advisory_unlock(" + std::to_string(key) + ")");
+  }
+
+  int64_t count(const std::string& statement) { return query(statement).get_int(0, 0); }
+
+  std::string phase() {
+    auto r = query("SELECT coalesce(build_phase, '-') FROM trellis.transforms");
+    return r.get(0, 0);
+  }
+
+  bool await_parked(int64_t keys) {
+    return eventually([&] { return count("SELECT count(*) FROM trellis.parked_keys") >= keys; },
+                      std::chrono::seconds(30));
+  }
+
+  // Leaves a transaction open that set v of key `id` (its change staged,
+  // uncommitted), commits a change to key `other` beside it, and waits until
+  // the segment holding both is sealed with its fence taken: that fence
+  // passes only once the open transaction ends, so a range started now has
+  // a snapshot without the change but does not hold the segment back.
+  std::unique_ptr<pg::Connection> stage_open_change(int id, int v, int other, int other_v) {
+    auto open = pg::Connection::open(url_, {.search_path = "public"});
+    open->exec("BEGIN");
+    open->exec(fmt::format("UPDATE src SET v = {} WHERE id = {}", v, id));
+    sql(fmt::format("UPDATE src SET v = {} WHERE id = {}", other_v, other));
+    EXPECT_TRUE(eventually(
+        [&] {
+          return count(
+                     "SELECT count(*) FROM trellis.segments WHERE state = 'sealed' AND fence IS "
+                     "NOT NULL") > 0;
+        },
+        std::chrono::seconds(30)));
+    return open;
+  }
+};
+
+// request_backfill of a live target while a change to key 7 is uncommitted:
+// the range's snapshot misses it, the change commits while the range is
+// open and is drained then. Re-derived at once it would be overwritten by
+// the range's older read; parked, it is re-derived after the range.
+TEST_F(BuildRanges, AChangeCommittedUnderAnOpenRangeIsParkedThenRederived) {
+  create_source(2000);
+  auto t = start(2);
+  t->apply(kDefine);
+  await_status(*t, "dst", "live");
+  auto gate = hold(kRangeGate);  // released (closed) before t stops its workers
+  auto open = stage_open_change(7, 7000, 8, 8000);
+  EXPECT_EQ(t->request_backfill("public.src"), 1);
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  open->exec("COMMIT");
+  ASSERT_TRUE(await_parked(2));
+  EXPECT_EQ(phase(), "ranges");
+  release(*gate, kRangeGate);
+  await_status(*t, "dst", "live");
+  EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 0);
+  EXPECT_EQ(count("SELECT v FROM dst WHERE id = 7"), 7000);
+  EXPECT_EQ(count("SELECT v FROM dst WHERE id = 8"), 8000);
+  await_converged(*t);
+  expect_oracle("dst");
+}
+
+// request_backfill over a target with a wrong cell, a missing row and an
+// extra row: while the rewriting range is open, readers still see every row;
+// afterwards the target equals its definition again.
+TEST_F(BuildRanges, RebuildOverATamperedTargetKeepsServingItsRows) {
+  create_source(2000);
+  auto t = start(2);
+  t->apply(kDefine);
+  await_status(*t, "dst", "live");
+  sql("UPDATE dst SET twice = 0 WHERE id = 1; DELETE FROM dst WHERE id = 2; INSERT INTO dst "
+      "VALUES (99999, 1, 2)");
+  auto gate = hold(kRangeGate);
+  EXPECT_EQ(t->request_backfill("public.src"), 1);
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  EXPECT_EQ(phase(), "ranges");
+  EXPECT_EQ(count("SELECT count(*) FROM dst"), 2000);
+  EXPECT_EQ(count("SELECT twice FROM dst WHERE id = 1"), 0);
+  sql("UPDATE src SET v = 9000 WHERE id = 3");
+  release(*gate, kRangeGate);
+  await_status(*t, "dst", "live");
+  await_converged(*t);
+  expect_oracle("dst");
+  EXPECT_EQ(count("SELECT count(*) FROM dst WHERE id IN (2, 99999)"), 1);
+  EXPECT_EQ(count("SELECT v FROM dst WHERE id = 3"), 9000);
+}
+
+// The build's worker process is killed with SIGKILL inside a range of a
+// fresh build: the range rolls back, and another process builds from the
+// cursor, with the change committed meanwhile.
+TEST_F(BuildRanges, WorkerKilledInsideARangeLosesNothing) {
+  create_source(2000);
+  ChildGuard child{fork_worker_process(options(2, /*staging=*/false))};
+  ASSERT_GT(child.pid, 0);
+  auto gate = hold(kRangeGate);
+  auto staging = start(0);
+  staging->apply(kDefine);
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  EXPECT_EQ(phase(), "ranges");
+  sql("UPDATE src SET v = 7000 WHERE id = 7; DELETE FROM src WHERE id = 8");
+  child.kill_now();
+  EXPECT_EQ(count("SELECT count(*) FROM dst"), 0);  // the range rolled back
+  release(*gate, kRangeGate);
+
+  auto fresh = start(2, /*staging=*/false);
+  await_status(*fresh, "dst", "live");
+  await_converged(*fresh);
+  expect_oracle("dst");
+  EXPECT_EQ(count("SELECT v FROM dst WHERE id = 7"), 7000);
+}
+
+// Killed inside the discharge of parked keys (after the range committed):
+// the discharge rolls back, its keys stay parked, and the next process
+// re-derives them before the transform goes live.
+TEST_F(BuildRanges, WorkerKilledInsideTheDischargeLosesNothing) {
+  create_source(2000);
+  ChildGuard child{fork_worker_process(options(2, /*staging=*/false))};
+  ASSERT_GT(child.pid, 0);
+  auto staging = start(0);
+  staging->apply(kDefine);
+  await_status(*staging, "dst", "live");
+  auto range_gate = hold(kRangeGate);
+  auto discharge_gate = hold(kDischargeGate);
+  // Key 7's re-derive (v < 0) waits on the discharge gate; the range, which
+  // read v = 7, does not.
+  auto open = stage_open_change(7, -7000, 11, 11000);
+  EXPECT_EQ(staging->request_backfill("public.src"), 1);
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  open->exec("COMMIT");
+  ASSERT_TRUE(await_parked(2));
+  release(*range_gate, kRangeGate);
+  ASSERT_TRUE(eventually([&] { return phase() == "parked"; }, std::chrono::seconds(30)));
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  child.kill_now();
+  EXPECT_EQ(phase(), "parked");
+  EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 2);  // the discharge rolled back
+  EXPECT_EQ(count("SELECT v FROM dst WHERE id = 7"), 7);            // the range's older read
+  release(*discharge_gate, kDischargeGate);
+
+  auto fresh = start(2, /*staging=*/false);
+  await_status(*fresh, "dst", "live");
+  await_converged(*fresh);
+  expect_oracle("dst");
+  EXPECT_EQ(count("SELECT v FROM dst WHERE id = 7"), -7000);
+  EXPECT_EQ(count("SELECT v FROM dst WHERE id = 11"), 11000);
+}
+
+}  // namespace trellis::test
