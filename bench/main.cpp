@@ -44,10 +44,9 @@ int64_t mem_total_mb() {
 }
 
 int usage() {
-  std::cerr
-      << "usage: trellis_bench [--full] [--out FILE] [--tick MS] [--explain MS] [--rows N] "
-         "[BENCHMARK...]\n"
-         "benchmarks:";
+  std::cerr << "usage: trellis_bench [--full] [--out FILE] [--tick MS] [--explain MS] [--rows N] "
+               "[BENCHMARK...]\n"
+               "benchmarks:";
   for (auto& [name, _] : kBenchmarks) std::cerr << " " << name;
   std::cerr << "\n";
   return 2;

@@ -162,10 +162,8 @@ std::optional<Builder::Chunk> Builder::fill_chunk(pg::Connection& conn,
     if (!state.get_bool(0, 5)) return std::nullopt;  // the phase's fence has not passed
     auto moved = conn.exec(sql_.discharge, {id, std::to_string(config_.discharge_keys)});
     for (const auto& step : sql.steps) chunk.work.steps.push_back({step, {}});
-    if (moved.affected() == 0)
-      chunk.next = std::nullopt;
-    else
-      chunk.next = BuildPhase::parked;
+    chunk.next = moved.affected() > 0 ? std::optional(BuildPhase::parked)
+                                      : catalog::next_phase(BuildPhase::parked, sweep, def.shape);
     return chunk;
   }
   bool over_target = chunk.phase == BuildPhase::target || chunk.phase == BuildPhase::fields;
@@ -204,11 +202,10 @@ void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) 
   std::vector<apply::Statement> stmts;
   quarantine_.append_hidden(def.id, chunk->work.steps, stmts);
   bool done = !chunk->upper && !chunk->next;
-  if (chunk->phase != catalog::BuildPhase::parked) {
-    stmts.push_back({sql_.advance, {id, chunk->upper}});
-    if (!chunk->upper && !done)
-      stmts.push_back({sql_.next_phase, {id, std::string(catalog::name(*chunk->next))}});
-  }
+  bool discharging = chunk->phase == catalog::BuildPhase::parked;
+  if (!discharging) stmts.push_back({sql_.advance, {id, chunk->upper}});
+  if (!chunk->upper && !done && chunk->next != chunk->phase)
+    stmts.push_back({sql_.next_phase, {id, std::string(catalog::name(*chunk->next))}});
   if (done) stmts.push_back({sql_.go_live, {id}});
   conn.pipeline(stmts);
   txn.commit();

@@ -213,7 +213,7 @@ int Lifecycle::start_fenced_field_builds(pg::Connection& conn, const Versions& c
           "build_sweep_target = build_sweep_target OR build_fields IS NULL, build_fence = NULL, "
           "build_cursor = NULL, build_rows_done = 0, capture_wait = NULL, updated_at = now() "
           "WHERE {4} AND {1} AND {5}",
-          transforms_, is_covered("t", 1), first_phase_sql(), literal(BuildPhase::fields),
+          transforms_, is_covered("t", 1), literal(first_phase()), literal(BuildPhase::fields),
           awaiting_capture(), fence_passed("t", workers_)),
       {pg::int_array(covered.ids), pg::int_array(covered.versions)});
   return r.affected();

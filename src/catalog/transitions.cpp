@@ -38,7 +38,7 @@ std::vector<Transition> make_table() {
        "start build",
        {S::waiting_to_backfill},
        S::backfilling,
-       pieces({status_is(S::backfilling), "build_phase = " + first_phase_sql(),
+       pieces({status_is(S::backfilling), "build_phase = " + literal(first_phase()),
                "build_fence = NULL, build_cursor = NULL, build_rows_done = 0, capture_wait = "
                "NULL, capture_failure = NULL, updated_at = now()"})},
       // A full build under way restarts too: its earlier chunks wrote the old fields.
@@ -51,7 +51,7 @@ std::vector<Transition> make_table() {
       {Operation::rebuild_in_place, "rebuild in place", running, S::backfilling,
        pieces({status_is(S::backfilling),
                "build_phase = CASE WHEN build_phase = " + literal(BuildPhase::awaiting_capture) +
-                   " THEN build_phase ELSE " + first_phase_sql() + " END",
+                   " THEN build_phase ELSE " + literal(first_phase()) + " END",
                "build_fence = CASE WHEN build_phase = " + literal(BuildPhase::awaiting_capture) +
                    " THEN build_fence END",
                "build_fields = NULL, build_cursor = NULL, build_sweep_target = true, "
@@ -131,21 +131,17 @@ std::string_view bump_version() {
 }
 
 std::optional<BuildPhase> next_phase(BuildPhase phase, bool sweep, Shape shape) {
-  if (phase == BuildPhase::fields || phase == BuildPhase::parked) return std::nullopt;
+  if (phase == BuildPhase::fields) return std::nullopt;
   if (phase == BuildPhase::ranges) return BuildPhase::parked;
+  if (phase == BuildPhase::parked)
+    return shape == Shape::aggregate ? std::optional(BuildPhase::groups) : std::nullopt;
   if (phase == BuildPhase::source && sweep) return BuildPhase::target;
   if (phase != BuildPhase::groups && shape == Shape::aggregate) return BuildPhase::groups;
   return std::nullopt;
 }
 
-BuildPhase first_phase(Shape shape) {
-  return shape == Shape::one_to_one ? BuildPhase::ranges : BuildPhase::source;
-}
-
-std::string first_phase_sql() {
-  return "CASE WHEN shape = " + literal(Shape::one_to_one) + " THEN " +
-         literal(first_phase(Shape::one_to_one)) + " ELSE " +
-         literal(first_phase(Shape::aggregate)) + " END";
+BuildPhase first_phase() {
+  return BuildPhase::ranges;
 }
 
 }  // namespace trellis::catalog

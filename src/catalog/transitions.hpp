@@ -58,14 +58,13 @@ bool running(Status status);
 // the older version recompile its statements before their next page.
 std::string_view bump_version();
 
-// The phase a build goes to after `phase`, or none when the build is done.
-// 1-1: ranges -> parked -> live. Aggregates: source -> target (only with
-// `sweep`, after RESUME) -> groups -> live. A field build is the single
-// phase `fields`.
+// The phase a build goes to after `phase`, or none when the build is done:
+// ranges -> parked -> (aggregates: groups) -> live. A field build is the
+// single phase `fields`. Builds begun by an earlier version go on by keyset
+// chunks: source -> target (only with `sweep`, after RESUME) -> groups
+// (aggregates) -> live.
 std::optional<BuildPhase> next_phase(BuildPhase phase, bool sweep, Shape shape);
-// The phase a full build starts in: `ranges` for 1-1, `source` for
-// aggregates; and the same as an SQL expression over a transforms row.
-BuildPhase first_phase(Shape shape);
-std::string first_phase_sql();
+// The phase a full build starts in.
+BuildPhase first_phase();
 
 }  // namespace trellis::catalog

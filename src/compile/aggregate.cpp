@@ -215,6 +215,59 @@ std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
       keys_without_source(d.key), key_equal(d.key, "__l", "__k"), differs);
 }
 
+// The build range ($1, $2] of the source (NULL: an open end) as ledger
+// entries: key, ledger columns and the encoded group, for the rows the
+// WHERE keeps.
+std::string range_entry_sources(const TransformDef& d) {
+  std::string alias = ident(d.alias);
+  std::vector<Column> stored = d.key;
+  for (const auto& c : ledger_columns(d)) stored.push_back(c);
+  std::string src_cols = join<Column>(stored, ", ", [&](const Column& c) {
+    return alias + "." + ident(c.name) + " AS " + ident(c.name);
+  });
+  std::string where = d.where_sql ? " AND (" + *d.where_sql + ")" : "";
+  return fmt::format(
+      "SELECT {}, {} AS \"__ledger_group\", true AS \"__present\" FROM {} AS {} WHERE ($1::text[] "
+      "IS NULL OR {}) AND ($2::text[] IS NULL OR {}){}",
+      src_cols, encode_group(d.group, alias), qualified(d.source_schema, d.source_table), alias,
+      key_after(d.key, alias, "$1::text[]"), key_at_most(d.key, alias, "$2::text[]"), where);
+}
+
+std::string ledger_column_list(const TransformDef& d) {
+  std::string cols = join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); });
+  for (const auto& c : ledger_columns(d)) cols += ", " + ident(c.name);
+  return "(" + cols + ", \"__ledger_group\", \"__present\")";
+}
+
+std::string range_insert_entries(const TransformDef& d) {
+  return fmt::format("INSERT INTO {} {} {}", ledger(d), ledger_column_list(d),
+                     range_entry_sources(d));
+}
+
+// Upserts the range's entries that differ (compared as text, as the
+// drain's rewrite does) and deletes the ledger's entries in the range whose
+// source rows are gone or filtered out.
+std::string range_rewrite_entries(const TransformDef& d) {
+  std::string sets, old_row, new_row;
+  for (const auto& c : ledger_columns(d)) {
+    sets += ident(c.name) + " = EXCLUDED." + ident(c.name) + ", ";
+    old_row += "__l." + ident(c.name) + ", ";
+    new_row += "EXCLUDED." + ident(c.name) + ", ";
+  }
+  return fmt::format(
+      "WITH __trellis_src AS MATERIALIZED ({0}), __trellis_up AS (INSERT INTO {1} AS __l {2} "
+      "SELECT * FROM __trellis_src ON CONFLICT {3} DO UPDATE SET {4}\"__ledger_group\" = "
+      "EXCLUDED.\"__ledger_group\", \"__present\" = true WHERE ({5}__l.\"__ledger_group\", "
+      "__l.\"__present\")::text IS DISTINCT FROM ({6}EXCLUDED.\"__ledger_group\", true)::text "
+      "RETURNING 1), __trellis_del AS (DELETE FROM {1} AS __l WHERE ($1::text[] IS NULL OR {7}) "
+      "AND ($2::text[] IS NULL OR {8}) AND NOT EXISTS (SELECT 1 FROM __trellis_src __s WHERE {9}) "
+      "RETURNING 1) SELECT (SELECT count(*) FROM __trellis_src), (SELECT count(*) FROM "
+      "__trellis_up), (SELECT count(*) FROM __trellis_del)",
+      range_entry_sources(d), ledger(d), ledger_column_list(d), key_tuple(d.key, ""), sets, old_row,
+      new_row, key_after(d.key, "__l", "$1::text[]"), key_at_most(d.key, "__l", "$2::text[]"),
+      key_equal(d.key, "__s", "__l"));
+}
+
 std::string lock_groups(const TransformDef& d) {
   std::vector<Column> cols = {{"__group", "text[]", "", true}};
   cols.insert(cols.end(), d.group.begin(), d.group.end());
@@ -388,6 +441,8 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.sweep_chunk_bound = chunk_bound(d.key, ledger(d));
   sql.page_source_range = page_range(d, source);
   sql.page_sweep_range = page_range(d, ledger(d));
+  sql.range_insert = range_insert_entries(d);
+  sql.range_rewrite = range_rewrite_entries(d);
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
   sql.oracle_select = grouped_select(d, source, where, false, d.fields);
   return sql;

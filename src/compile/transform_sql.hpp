@@ -45,12 +45,12 @@ struct TransformSql {
   std::string group_chunk_bound;
   std::string page_group_range;
   std::vector<std::string> group_steps;
-  // Build by key ranges (1-1 only; empty for aggregates): $1, $2 bound the
-  // range (cursor, upper] of source keys (NULL: an open end). range_insert
-  // writes the range's rows into a target that holds none of them (a fresh
-  // build); range_rewrite upserts the rows that differ and deletes the
-  // target's rows in the range whose source rows are gone or filtered out,
-  // returning the source rows it read. Neither reads or writes the page.
+  // Build by key ranges: $1, $2 bound the range (cursor, upper] of source
+  // keys (NULL: an open end). range_insert writes the range's rows (an
+  // aggregate's: ledger entries) into a table that holds none of them (a
+  // fresh build); range_rewrite upserts the rows that differ and deletes the
+  // rows in the range whose source rows are gone or filtered out, returning
+  // the source rows it read. Neither reads or writes the page.
   std::string range_insert;
   std::string range_rewrite;
   // The definition as a plain SELECT, for the oracle.

@@ -28,6 +28,10 @@ constexpr const char* kGate =
     "pg_advisory_xact_lock_shared(4242); END IF; RETURN x; END $$";
 
 constexpr const char* kDefine = "TRANSFORM dst FROM src SELECT public.gate(v) AS v, v * 2 AS twice";
+// The aggregate's ranges and re-derives evaluate its WHERE per source row.
+constexpr const char* kDefineGroups =
+    "TRANSFORM dst FROM src GROUP BY grp SELECT SUM(v) AS total, COUNT(*) AS n, MAX(v) AS top "
+    "WHERE public.gate(v) IS NOT NULL";
 
 }  // namespace
 
@@ -35,8 +39,10 @@ class BuildRanges : public TrellisTest {
  protected:
   void create_source(int rows) {
     sql(kGate);
-    sql("CREATE TABLE src (id int PRIMARY KEY, v int NOT NULL)");
-    sql("INSERT INTO src SELECT g, g FROM generate_series(1, " + std::to_string(rows) + ") g");
+    sql("CREATE TABLE src (id int PRIMARY KEY, v int NOT NULL, grp int NOT NULL)");
+    sql("CREATE INDEX ON src (grp)");
+    sql("INSERT INTO src SELECT g, g, g % 10 FROM generate_series(1, " + std::to_string(rows) +
+        ") g");
   }
 
   // A session of its own holding advisory lock `key` until released.
@@ -190,6 +196,59 @@ TEST_F(BuildRanges, WorkerKilledInsideTheDischargeLosesNothing) {
   expect_oracle("dst");
   EXPECT_EQ(count("SELECT v FROM dst WHERE id = 7"), -7000);
   EXPECT_EQ(count("SELECT v FROM dst WHERE id = 11"), 11000);
+}
+
+// The same for an aggregate: its ranges fill the ledger, the parked keys
+// are re-derived, then every group is recomputed from the ledger.
+TEST_F(BuildRanges, AggregateChangeCommittedUnderAnOpenRangeIsParkedThenRederived) {
+  create_source(2000);
+  auto t = start(2);
+  t->apply(kDefineGroups);
+  await_status(*t, "dst", "live");
+  auto gate = hold(kRangeGate);
+  auto open = stage_open_change(7, 7000, 8, 8000);
+  sql("UPDATE dst SET total = 0 WHERE grp = 3");  // a group to repair
+  EXPECT_EQ(t->request_backfill("public.src"), 1);
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  open->exec("COMMIT");
+  ASSERT_TRUE(await_parked(2));
+  EXPECT_EQ(phase(), "ranges");
+  EXPECT_EQ(count("SELECT count(*) FROM dst"), 10);  // the groups are still served
+  release(*gate, kRangeGate);
+  await_status(*t, "dst", "live");
+  EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 0);
+  EXPECT_EQ(count("SELECT top FROM dst WHERE grp = 8"), 8000);
+  await_converged(*t);
+  expect_oracle("dst");
+}
+
+// A fresh aggregate build whose worker is killed inside the discharge of
+// its parked keys.
+TEST_F(BuildRanges, AggregateWorkerKilledInsideTheDischargeLosesNothing) {
+  create_source(2000);
+  ChildGuard child{fork_worker_process(options(2, /*staging=*/false))};
+  ASSERT_GT(child.pid, 0);
+  auto staging = start(0);
+  staging->apply(kDefineGroups);
+  await_status(*staging, "dst", "live");
+  auto range_gate = hold(kRangeGate);
+  auto discharge_gate = hold(kDischargeGate);
+  auto open = stage_open_change(7, -7000, 11, 11000);
+  EXPECT_EQ(staging->request_backfill("public.src"), 1);
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  open->exec("COMMIT");
+  ASSERT_TRUE(await_parked(2));
+  release(*range_gate, kRangeGate);
+  ASSERT_TRUE(eventually([&] { return phase() == "parked"; }, std::chrono::seconds(30)));
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  child.kill_now();
+  EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 2);
+  release(*discharge_gate, kDischargeGate);
+
+  auto fresh = start(2, /*staging=*/false);
+  await_status(*fresh, "dst", "live");
+  await_converged(*fresh);
+  expect_oracle("dst");
 }
 
 }  // namespace trellis::test

@@ -136,12 +136,12 @@ TEST(Lifecycle, PausingReleasesTheBuildClaim) {
 
 TEST(Lifecycle, BuildPhasesRunInOrder) {
   using P = BuildPhase;
-  EXPECT_EQ(first_phase(Shape::one_to_one), P::ranges);
-  EXPECT_EQ(first_phase(Shape::aggregate), P::source);
-  EXPECT_EQ(first_phase_sql(), "CASE WHEN shape = 'one_to_one' THEN 'ranges' ELSE 'source' END");
+  EXPECT_EQ(first_phase(), P::ranges);
   for (bool sweep : {false, true}) {
-    EXPECT_EQ(next_phase(P::ranges, sweep, Shape::one_to_one), P::parked);
+    for (auto shape : {Shape::one_to_one, Shape::aggregate})
+      EXPECT_EQ(next_phase(P::ranges, sweep, shape), P::parked);
     EXPECT_EQ(next_phase(P::parked, sweep, Shape::one_to_one), std::nullopt);
+    EXPECT_EQ(next_phase(P::parked, sweep, Shape::aggregate), P::groups);
   }
   EXPECT_EQ(next_phase(P::source, false, Shape::one_to_one), std::nullopt);
   EXPECT_EQ(next_phase(P::source, true, Shape::one_to_one), P::target);

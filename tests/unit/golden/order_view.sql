@@ -14,10 +14,10 @@ WITH __trellis_keys AS (SELECT ((p.key)[1])::bigint AS "id" FROM pg_temp.trellis
 INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, ARRAY[(to_jsonb(__r."id") #>> '{}')] FROM "public"."order_view" AS __r ON CONFLICT DO NOTHING
 
 -- source chunk bound
-SELECT ARRAY[(to_jsonb(__r."id") #>> '{}')] FROM "public"."orders" AS __r WHERE $1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint) ORDER BY __r."id" OFFSET $2::int - 1 LIMIT 1
+SELECT ARRAY[(to_jsonb(__r."id") #>> '{}')] FROM (SELECT __r."id" FROM "public"."orders" AS __r WHERE $1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint) ORDER BY __r."id" OFFSET $2::int - 1 LIMIT 1) AS __r
 
 -- sweep chunk bound
-SELECT ARRAY[(to_jsonb(__r."id") #>> '{}')] FROM "public"."order_view" AS __r WHERE $1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint) ORDER BY __r."id" OFFSET $2::int - 1 LIMIT 1
+SELECT ARRAY[(to_jsonb(__r."id") #>> '{}')] FROM (SELECT __r."id" FROM "public"."order_view" AS __r WHERE $1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint) ORDER BY __r."id" OFFSET $2::int - 1 LIMIT 1) AS __r
 
 -- page source range
 INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, ARRAY[(to_jsonb(__r."id") #>> '{}')] FROM "public"."orders" AS __r WHERE ($1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint)) AND ($2::text[] IS NULL OR (__r."id") <= ((($2::text[])[1])::bigint)) ON CONFLICT DO NOTHING
