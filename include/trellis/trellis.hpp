@@ -23,6 +23,10 @@ struct Options {
   int pool_size = 4;                     // connections for API calls
   std::chrono::milliseconds call_deadline{30000};
   std::chrono::milliseconds tick{100};  // staging worker cadence (seal, fence, retire)
+  // Source rows a build writes per range statement (one transaction each):
+  // larger ranges build faster; each range holds back drains of other
+  // transforms while it runs (docs/architecture.md, "Building by ranges").
+  int build_range_rows = 50000;
 };
 
 // What apply() did.

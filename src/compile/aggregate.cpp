@@ -157,22 +157,31 @@ std::string old_entries(const TransformDef& d, bool with_deltas) {
       join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }));
 }
 
-// The current source rows of the page's keys (those the WHERE keeps) as
-// ledger entries: key, ledger columns and the encoded group.
-std::string entry_sources(const TransformDef& d) {
+// A source row as a ledger entry: key, ledger columns and the encoded
+// group, over the source's alias.
+std::string entry_columns(const TransformDef& d) {
   std::string alias = ident(d.alias);
   std::vector<Column> stored = d.key;
   for (const auto& c : ledger_columns(d)) stored.push_back(c);
-  std::string src_cols = join<Column>(stored, ", ", [&](const Column& c) {
-    return alias + "." + ident(c.name) + " AS " + ident(c.name);
-  });
-  std::string where = d.where_sql ? " AND (" + *d.where_sql + ")" : "";
+  return join<Column>(stored, ", ",
+                      [&](const Column& c) {
+                        return alias + "." + ident(c.name) + " AS " + ident(c.name);
+                      }) +
+         ", " + encode_group(d.group, alias) + " AS \"__ledger_group\"";
+}
+
+std::string and_where(const TransformDef& d) {
+  return d.where_sql ? " AND (" + *d.where_sql + ")" : "";
+}
+
+// The current source rows of the page's keys (those the WHERE keeps) as
+// ledger entries.
+std::string entry_sources(const TransformDef& d) {
+  std::string alias = ident(d.alias);
   return fmt::format(
-      "SELECT {}, {} AS \"__ledger_group\" FROM {} AS {} WHERE {} IN (SELECT {} FROM "
-      "__trellis_keys){}",
-      src_cols, encode_group(d.group, alias), qualified(d.source_schema, d.source_table), alias,
-      key_tuple(d.key, alias),
-      join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }), where);
+      "SELECT {} FROM {} AS {} WHERE {} IN (SELECT {} FROM __trellis_keys){}", entry_columns(d),
+      qualified(d.source_schema, d.source_table), alias, key_tuple(d.key, alias),
+      join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }), and_where(d));
 }
 
 // A build chunk's lock of the ledger entries: lock_entries whose inserted
@@ -215,22 +224,15 @@ std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
       keys_without_source(d.key), key_equal(d.key, "__l", "__k"), differs);
 }
 
-// The build range ($1, $2] of the source (NULL: an open end) as ledger
-// entries: key, ledger columns and the encoded group, for the rows the
-// WHERE keeps.
+// The build range ($1, $2] of the source (NULL: an open end) as present
+// ledger entries, for the rows the WHERE keeps.
 std::string range_entry_sources(const TransformDef& d) {
   std::string alias = ident(d.alias);
-  std::vector<Column> stored = d.key;
-  for (const auto& c : ledger_columns(d)) stored.push_back(c);
-  std::string src_cols = join<Column>(stored, ", ", [&](const Column& c) {
-    return alias + "." + ident(c.name) + " AS " + ident(c.name);
-  });
-  std::string where = d.where_sql ? " AND (" + *d.where_sql + ")" : "";
   return fmt::format(
-      "SELECT {}, {} AS \"__ledger_group\", true AS \"__present\" FROM {} AS {} WHERE ($1::text[] "
-      "IS NULL OR {}) AND ($2::text[] IS NULL OR {}){}",
-      src_cols, encode_group(d.group, alias), qualified(d.source_schema, d.source_table), alias,
-      key_after(d.key, alias, "$1::text[]"), key_at_most(d.key, alias, "$2::text[]"), where);
+      "SELECT {}, true AS \"__present\" FROM {} AS {} WHERE ($1::text[] IS NULL OR {}) AND "
+      "($2::text[] IS NULL OR {}){}",
+      entry_columns(d), qualified(d.source_schema, d.source_table), alias,
+      key_after(d.key, alias, "$1::text[]"), key_at_most(d.key, alias, "$2::text[]"), and_where(d));
 }
 
 std::string ledger_column_list(const TransformDef& d) {

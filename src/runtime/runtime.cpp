@@ -203,7 +203,9 @@ void Runtime::staging_loop() {
 void Runtime::drain_loop(int index) {
   catalog::Store store(options_.schema);
   apply::Drainer drainer(store, {});
-  build::Builder builder(store, {});
+  build::BuildConfig build_config;
+  build_config.range_rows = std::max(1, options_.build_range_rows);
+  build::Builder builder(store, build_config);
   std::unique_ptr<pg::Connection> conn;
   int failures = 0;
   while (!stopping_) {

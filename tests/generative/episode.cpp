@@ -1,11 +1,10 @@
 // Runs one generated episode; see episode.hpp.
 #include "generative/episode.hpp"
 
-#include <cstdlib>
-
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <set>
 #include <thread>

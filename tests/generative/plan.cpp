@@ -13,6 +13,10 @@ WorkerSpec random_worker(Rng& rng, bool staging) {
   w.staging = staging;
   w.drain_threads = static_cast<int>(uniform(rng, staging ? 0 : 1, 3));
   w.tick_ms = pick(rng, std::vector<int>{5, 20, 50, 200});
+  // Derived, not drawn, so a recorded seed replays the same steps: builds of
+  // many small ranges (parking across them) and of one range.
+  const int kRangeRows[] = {7, 64, 50000};
+  w.build_range_rows = kRangeRows[(w.tick_ms / 5 + w.drain_threads) % 3];
   return w;
 }
 

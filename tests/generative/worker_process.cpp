@@ -18,8 +18,8 @@
 namespace trellis::gen {
 
 std::string WorkerSpec::describe() const {
-  return fmt::format("{}{} drain thread(s), tick {} ms", staging ? "staging + " : "", drain_threads,
-                     tick_ms);
+  return fmt::format("{}{} drain thread(s), tick {} ms, build ranges of {} rows",
+                     staging ? "staging + " : "", drain_threads, tick_ms, build_range_rows);
 }
 
 WorkerFleet::WorkerFleet(std::string url, std::string log_path)
@@ -37,7 +37,8 @@ void WorkerFleet::spawn(const WorkerSpec& spec) {
                                    url_,
                                    spec.staging ? "1" : "0",
                                    std::to_string(spec.drain_threads),
-                                   std::to_string(spec.tick_ms)};
+                                   std::to_string(spec.tick_ms),
+                                   std::to_string(spec.build_range_rows)};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -100,12 +101,13 @@ std::string WorkerFleet::reap_exited() {
 }
 
 int worker_main(int argc, char** argv) {
-  if (argc != 6) return 2;
+  if (argc != 7) return 2;
   Options o;
   o.url = argv[2];
   o.staging = std::string(argv[3]) == "1";
   o.drain_threads = std::atoi(argv[4]);
   o.tick = std::chrono::milliseconds(std::atoi(argv[5]));
+  o.build_range_rows = std::atoi(argv[6]);
   // A killed staging worker's session (and its advisory lock) can outlive
   // the process for a moment, and the server may be restarting.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);

@@ -15,7 +15,8 @@ namespace trellis::gen {
 struct WorkerSpec {
   bool staging = false;
   int drain_threads = 1;
-  int tick_ms = 20;  // seal cadence (matters for the staging worker)
+  int tick_ms = 20;              // seal cadence (matters for the staging worker)
+  int build_range_rows = 50000;  // small: builds of many ranges
   std::string describe() const;
 };
 

@@ -67,6 +67,38 @@ class BuildRanges : public TrellisTest {
                       std::chrono::seconds(30));
   }
 
+  // Defines `statement` over a forked worker process and lets it go live,
+  // then rebuilds it with key 7 changed under the open range (to a negative
+  // value, whose re-derive waits on the discharge gate) and key 11 beside
+  // it; kills the worker inside the discharge of those parked keys, and
+  // lets a fresh process finish the build.
+  void kill_inside_the_discharge(const std::string& statement) {
+    ChildGuard child{fork_worker_process(options(2, /*staging=*/false))};
+    ASSERT_GT(child.pid, 0);
+    auto staging = start(0);
+    staging->apply(statement);
+    await_status(*staging, "dst", "live");
+    auto range_gate = hold(kRangeGate);
+    auto discharge_gate = hold(kDischargeGate);
+    auto open = stage_open_change(7, -7000, 11, 11000);
+    EXPECT_EQ(staging->request_backfill("public.src"), 1);
+    ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+    open->exec("COMMIT");
+    ASSERT_TRUE(await_parked(2));
+    release(*range_gate, kRangeGate);
+    ASSERT_TRUE(eventually([&] { return phase() == "parked"; }, std::chrono::seconds(30)));
+    ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+    child.kill_now();
+    EXPECT_EQ(phase(), "parked");
+    EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 2);  // the discharge rolled back
+    release(*discharge_gate, kDischargeGate);
+
+    auto fresh = start(2, /*staging=*/false);
+    await_status(*fresh, "dst", "live");
+    await_converged(*fresh);
+    expect_oracle("dst");
+  }
+
   // Leaves a transaction open that set v of key `id` (its change staged,
   // uncommitted), commits a change to key `other` beside it, and waits until
   // the segment holding both is sealed with its fence taken: that fence
@@ -167,33 +199,7 @@ TEST_F(BuildRanges, WorkerKilledInsideARangeLosesNothing) {
 // re-derives them before the transform goes live.
 TEST_F(BuildRanges, WorkerKilledInsideTheDischargeLosesNothing) {
   create_source(2000);
-  ChildGuard child{fork_worker_process(options(2, /*staging=*/false))};
-  ASSERT_GT(child.pid, 0);
-  auto staging = start(0);
-  staging->apply(kDefine);
-  await_status(*staging, "dst", "live");
-  auto range_gate = hold(kRangeGate);
-  auto discharge_gate = hold(kDischargeGate);
-  // Key 7's re-derive (v < 0) waits on the discharge gate; the range, which
-  // read v = 7, does not.
-  auto open = stage_open_change(7, -7000, 11, 11000);
-  EXPECT_EQ(staging->request_backfill("public.src"), 1);
-  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
-  open->exec("COMMIT");
-  ASSERT_TRUE(await_parked(2));
-  release(*range_gate, kRangeGate);
-  ASSERT_TRUE(eventually([&] { return phase() == "parked"; }, std::chrono::seconds(30)));
-  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
-  child.kill_now();
-  EXPECT_EQ(phase(), "parked");
-  EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 2);  // the discharge rolled back
-  EXPECT_EQ(count("SELECT v FROM dst WHERE id = 7"), 7);            // the range's older read
-  release(*discharge_gate, kDischargeGate);
-
-  auto fresh = start(2, /*staging=*/false);
-  await_status(*fresh, "dst", "live");
-  await_converged(*fresh);
-  expect_oracle("dst");
+  kill_inside_the_discharge(kDefine);
   EXPECT_EQ(count("SELECT v FROM dst WHERE id = 7"), -7000);
   EXPECT_EQ(count("SELECT v FROM dst WHERE id = 11"), 11000);
 }
@@ -222,33 +228,10 @@ TEST_F(BuildRanges, AggregateChangeCommittedUnderAnOpenRangeIsParkedThenRederive
   expect_oracle("dst");
 }
 
-// A fresh aggregate build whose worker is killed inside the discharge of
-// its parked keys.
+// An aggregate's worker killed inside the discharge of its parked keys.
 TEST_F(BuildRanges, AggregateWorkerKilledInsideTheDischargeLosesNothing) {
   create_source(2000);
-  ChildGuard child{fork_worker_process(options(2, /*staging=*/false))};
-  ASSERT_GT(child.pid, 0);
-  auto staging = start(0);
-  staging->apply(kDefineGroups);
-  await_status(*staging, "dst", "live");
-  auto range_gate = hold(kRangeGate);
-  auto discharge_gate = hold(kDischargeGate);
-  auto open = stage_open_change(7, -7000, 11, 11000);
-  EXPECT_EQ(staging->request_backfill("public.src"), 1);
-  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
-  open->exec("COMMIT");
-  ASSERT_TRUE(await_parked(2));
-  release(*range_gate, kRangeGate);
-  ASSERT_TRUE(eventually([&] { return phase() == "parked"; }, std::chrono::seconds(30)));
-  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
-  child.kill_now();
-  EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 2);
-  release(*discharge_gate, kDischargeGate);
-
-  auto fresh = start(2, /*staging=*/false);
-  await_status(*fresh, "dst", "live");
-  await_converged(*fresh);
-  expect_oracle("dst");
+  kill_inside_the_discharge(kDefineGroups);
 }
 
 }  // namespace trellis::test
