@@ -30,8 +30,14 @@ struct CaptureWait {
   std::string since;
 };
 
+// Why capture or the data path stopped a transform (CaptureFailure::kind):
+// capture could not be installed, a privilege error halted it, or capture
+// was changed outside Trellis.
+enum class CaptureFailureKind { capture, halt, disruption };
+
 struct CaptureFailure {
   std::string kind;  // capture | halt | disruption
+  bool is(CaptureFailureKind k) const;
   std::string table;
   std::vector<std::string> columns;
   std::string error;

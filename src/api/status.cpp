@@ -8,6 +8,7 @@
 #include "base/sql_text.hpp"
 #include "bind/table_description.hpp"
 #include "catalog/report.hpp"
+#include "catalog/states.hpp"
 
 namespace trellis {
 
@@ -37,6 +38,13 @@ std::optional<Lifecycle> lifecycle_named(std::string_view word) {
 
 bool Status::is(Lifecycle lifecycle) const {
   return lifecycle_named(status) == lifecycle;
+}
+
+bool CaptureFailure::is(CaptureFailureKind k) const {
+  catalog::FailureKind mine = k == CaptureFailureKind::capture ? catalog::FailureKind::capture
+                              : k == CaptureFailureKind::halt  ? catalog::FailureKind::halt
+                                                               : catalog::FailureKind::disruption;
+  return kind == catalog::name(mine);
 }
 
 }  // namespace trellis

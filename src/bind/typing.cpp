@@ -7,6 +7,7 @@
 
 #include "bind/incremental_plan.hpp"
 #include "bind/probe_sql.hpp"
+#include "bind/refusal.hpp"
 #include "bind/table_description.hpp"
 #include "lang/tokens.hpp"
 #include "pg/sql_error.hpp"
@@ -20,14 +21,6 @@ using lang::Expr;
 using lang::TransformStmt;
 
 namespace {
-
-[[noreturn]] void refuse(ErrorCode code, const std::string& message) {
-  throw Error(code, message);
-}
-
-std::string where_at(const TransformStmt& stmt, int offset) {
-  return lang::line_col(stmt.text, static_cast<size_t>(offset));
-}
 
 struct CalledFunction {
   std::string signature;      // regprocedure text

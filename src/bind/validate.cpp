@@ -12,6 +12,7 @@
 #include <set>
 
 #include "base/sql_text.hpp"
+#include "bind/refusal.hpp"
 #include "bind/table_description.hpp"
 #include "bind/typing.hpp"
 #include "lang/tokens.hpp"
@@ -32,16 +33,8 @@ const std::set<std::string> kKeyTypes = {
     "int2",      "int4",        "int8", "numeric", "text",  "varchar", "bpchar", "uuid", "date",
     "timestamp", "timestamptz", "time", "bool",    "bytea", "oid",     "name",   "char", "_text"};
 
-[[noreturn]] void refuse(ErrorCode code, const std::string& message) {
-  throw Error(code, message);
-}
-
 std::string qualified_text(const std::string& schema, const std::string& name) {
   return schema + "." + name;
-}
-
-std::string where_at(const TransformStmt& stmt, int offset) {
-  return lang::line_col(stmt.text, static_cast<size_t>(offset));
 }
 
 std::string column_list(const TableDescription& t) {

@@ -38,12 +38,12 @@ std::string describe_capture_failure(const Status& s) {
   const auto& f = *s.capture_failure;
   std::string cols = f.columns.empty() ? "" : " (columns " + join(f.columns) + ")";
   std::string err = f.error.empty() ? "" : ": " + one_line(f.error);
-  if (f.kind == "halt")
+  if (f.is(CaptureFailureKind::halt))
     return fmt::format(
         "drain halted on {}{}{}{}; {} and what reads it are paused; fix the cause, then "
         "RESUME TRANSFORM {}",
         f.table, cols, err, since(f.detected_at), s.target, s.target);
-  if (f.kind == "disruption")
+  if (f.is(CaptureFailureKind::disruption))
     return fmt::format(
         "capture on {} was changed outside Trellis{}{}; changes may be missing; RESUME "
         "TRANSFORM {} reinstalls capture and rebuilds",

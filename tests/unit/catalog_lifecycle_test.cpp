@@ -15,6 +15,7 @@
 #include "catalog/states.hpp"
 #include "catalog/transitions.hpp"
 #include "trellis/error.hpp"
+#include "trellis/status.hpp"
 
 namespace trellis::catalog {
 
@@ -167,6 +168,24 @@ TEST(LifecycleWords, RoundTrip) {
     EXPECT_EQ(phase_named(name(p)), p);
   EXPECT_EQ(name(FailureKind::halt), "halt");
   EXPECT_EQ(literal(Status::live), "'live'");
+}
+
+// The public API's words are the catalog's.
+TEST(LifecycleWords, PublicWordsAreTheCatalogs) {
+  trellis::CaptureFailure f;
+  f.kind = std::string(name(FailureKind::halt));
+  EXPECT_TRUE(f.is(trellis::CaptureFailureKind::halt));
+  EXPECT_FALSE(f.is(trellis::CaptureFailureKind::disruption));
+  f.kind = std::string(name(FailureKind::disruption));
+  EXPECT_TRUE(f.is(trellis::CaptureFailureKind::disruption));
+  f.kind = std::string(name(FailureKind::capture));
+  EXPECT_TRUE(f.is(trellis::CaptureFailureKind::capture));
+  for (auto s : kAll) {
+    trellis::Status st;
+    st.status = std::string(name(s));
+    ASSERT_TRUE(trellis::lifecycle_named(st.status)) << st.status;
+    EXPECT_EQ(trellis::word(*trellis::lifecycle_named(st.status)), st.status);
+  }
 }
 
 TEST(LifecycleWords, UnknownWordIsAnError) {
