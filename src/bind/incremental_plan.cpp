@@ -19,18 +19,16 @@ using lang::AggregateCall;
 // The argument's type as PostgreSQL resolves it, or "" when it cannot tell.
 std::string argument_type(pg::Connection& conn, const TransformDef& def, const std::string& arg) {
   const std::string view = "trellis_probe_argument";
-  pg::Savepoint savepoint(conn, "trellis_argument");
   try {
     // One round trip; the rollback drops the view.
-    auto results = conn.pipeline(
-        {{"SAVEPOINT trellis_argument", {}},
-         {probe_field_view(view, def.source_schema, def.source_table, def.alias, arg), {}},
-         {view_column_sql(), {view}},
-         {"ROLLBACK TO SAVEPOINT trellis_argument", {}}});
-    return view_column_from(results.at(2), "f").type;
+    auto results = pg::Savepoint::around(
+        conn, "trellis_argument",
+        {{probe_field_view(view, def.source_schema, def.source_table, def.alias, arg), {}},
+         {view_column_sql(), {view}}},
+        /*keep=*/false);
+    return view_column_from(results.at(1), "f").type;
   } catch (const pg::SqlError&) {
     if (!conn.healthy()) throw;
-    savepoint.rollback();
     return "";
   }
 }

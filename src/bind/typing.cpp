@@ -81,13 +81,9 @@ template <typename Explain>
 void probe(pg::Connection& conn, const std::string& statement, const std::string& what,
            const std::string& at, const std::string& text, Explain explain) {
   try {
-    // One round trip: after a failure PostgreSQL skips the RELEASE.
-    conn.pipeline({{"SAVEPOINT trellis_probe", {}},
-                   {statement, {}},
-                   {"RELEASE SAVEPOINT trellis_probe", {}}});
+    pg::Savepoint::around(conn, "trellis_probe", {{statement, {}}}, /*keep=*/true);
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
-    conn.exec("ROLLBACK TO SAVEPOINT trellis_probe");
     refuse(ErrorCode::validation, fmt::format("{} at {} ({}) {}", what, at, text, explain(e)));
   }
 }

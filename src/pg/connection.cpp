@@ -297,6 +297,24 @@ void Transaction::commit() {
   done_ = true;
 }
 
+std::vector<Result> Savepoint::around(Connection& conn, const std::string& name,
+                                      const Statements& stmts, bool keep) {
+  Statements all;
+  all.push_back({"SAVEPOINT " + name, {}});
+  all.insert(all.end(), stmts.begin(), stmts.end());
+  all.push_back({(keep ? "RELEASE SAVEPOINT " : "ROLLBACK TO SAVEPOINT ") + name, {}});
+  try {
+    auto results = conn.pipeline(all);
+    results.pop_back();
+    results.erase(results.begin());
+    return results;
+  } catch (const SqlError&) {
+    // After a failure PostgreSQL skipped the rest, the RELEASE included.
+    if (conn.healthy()) conn.exec("ROLLBACK TO SAVEPOINT " + name);
+    throw;
+  }
+}
+
 Savepoint::Savepoint(Connection& conn, std::string name) : conn_(conn), name_(std::move(name)) {
   conn_.exec("SAVEPOINT " + name_);
 }

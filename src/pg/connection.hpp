@@ -123,6 +123,14 @@ class Transaction {
 // `name` is a plain identifier, written as is.
 class Savepoint {
  public:
+  using Statements = std::vector<std::pair<std::string, std::vector<Param>>>;
+  // `stmts` in one round trip inside savepoint `name`: SAVEPOINT, the
+  // statements, then RELEASE when `keep`, else ROLLBACK TO. On an error the
+  // savepoint is rolled back and the error rethrown. Returns the
+  // statements' own results.
+  static std::vector<Result> around(Connection& conn, const std::string& name,
+                                    const Statements& stmts, bool keep);
+
   Savepoint(Connection& conn, std::string name);
   ~Savepoint();
   Savepoint(const Savepoint&) = delete;

@@ -56,6 +56,34 @@ TEST_F(PgHelpers, SavepointRollsBackWhenLeftAndAfterAnError) {
   EXPECT_EQ(query("SELECT count(*) FROM public.helper_rows").get_int(0, 0), 1);
 }
 
+// around(): statements in one round trip inside a savepoint, kept or
+// undone as asked; a failing one is undone with the rest and rethrown, and
+// the transaction goes on.
+TEST_F(PgHelpers, SavepointAroundKeepsUndoesAndUndoesAFailure) {
+  sql("CREATE TABLE public.helper_rows (id int)");
+  auto conn = pg::Connection::open(url_);
+  pg::Transaction txn(*conn);
+  auto kept = pg::Savepoint::around(*conn, "trellis_test",
+                                    {{"INSERT INTO public.helper_rows VALUES (1)", {}},
+                                     {"SELECT count(*) FROM public.helper_rows", {}}},
+                                    /*keep=*/true);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[1].get_int(0, 0), 1);
+  auto undone = pg::Savepoint::around(*conn, "trellis_test",
+                                      {{"INSERT INTO public.helper_rows VALUES (2)", {}}},
+                                      /*keep=*/false);
+  EXPECT_EQ(undone.size(), 1u);
+  EXPECT_EQ(count(*conn), 1);
+  EXPECT_THROW(pg::Savepoint::around(
+                   *conn, "trellis_test",
+                   {{"INSERT INTO public.helper_rows VALUES (3)", {}}, {"SELECT 1 / 0", {}}},
+                   /*keep=*/true),
+               pg::SqlError);
+  EXPECT_EQ(count(*conn), 1);
+  txn.commit();
+  EXPECT_EQ(query("SELECT count(*) FROM public.helper_rows").get_int(0, 0), 1);
+}
+
 TEST_F(PgHelpers, UnderLockTimeoutCommitsOrReportsTheLockNotAvailable) {
   sql("CREATE TABLE helper_rows (id int)");
   auto conn = pg::Connection::open(url_);
