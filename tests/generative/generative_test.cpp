@@ -73,6 +73,9 @@ void write_file(const fs::path& path, const std::string& text) {
 // ours and would outlive us. The worker processes die with us.
 std::atomic<testkit::Cluster*> cluster_to_clean{nullptr};
 int signal_pipe[2] = {-1, -1};
+// Set before the cluster is stopped: episodes from then on fail for that
+// reason alone, so the loop runs no more of them and records none.
+std::atomic<bool> stopping{false};
 
 void on_signal(int sig) {
   char c = static_cast<char>(sig);
@@ -85,6 +88,7 @@ void clean_up_on_signals() {
     char sig = 0;
     while (read(signal_pipe[0], &sig, 1) != 1) {
     }
+    stopping = true;
     if (testkit::Cluster* c = cluster_to_clean.load()) {
       try {
         c->stop(true);
@@ -259,6 +263,8 @@ TEST_F(Generative, RandomProgramsEqualTheirOracleUnderFaults) {
   for (uint64_t quick_seed = 1; episodes == 0 || Clock::now() - start < budget; ++quick_seed) {
     gen::Generated g = gen::generate(long_seconds ? seeds() % 1000000000000ULL : quick_seed);
     gen::Outcome outcome = run_episode(g);
+    // Being stopped: wait for the signal thread to finish and exit.
+    while (stopping) std::this_thread::sleep_for(std::chrono::seconds(1));
     ++episodes;
     if (outcome.failure.empty()) continue;
     failures.emplace_back(std::move(g), std::move(outcome));
