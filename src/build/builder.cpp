@@ -137,9 +137,13 @@ bool Builder::run_range(pg::Connection& conn, const catalog::TransformDef& def) 
   }
   std::vector<apply::Statement> stmts;
   stmts.push_back({sql_.advance_range, {id, upper, std::to_string(rows)}});
-  if (!upper)
-    stmts.push_back(
-        {sql_.next_phase, {id, std::string(catalog::name(catalog::BuildPhase::parked))}});
+  if (!upper) {  // the last range: on to the phase after ranges (parked)
+    auto next = catalog::next_phase(catalog::BuildPhase::ranges, rewrite, def.shape);
+    if (next)
+      stmts.push_back({sql_.next_phase, {id, std::string(catalog::name(*next))}});
+    else
+      stmts.push_back({sql_.go_live, {id}});
+  }
   conn.pipeline(stmts);
   txn.commit();
   return true;
