@@ -57,7 +57,7 @@ std::string columns_sql(const std::string& named) {
              "CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation THEN "
              "quote_ident(cn.nspname) || '.' || quote_ident(co.collname) ELSE '' END, "
              "coalesce(co.collisdeterministic, true), t.typtype = 'e', ") +
-         kComparable + ", a.attgenerated <> ''" + named +
+         kComparable + ", a.attgenerated <> '', a.attnum" + named +
          "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
          "JOIN pg_type t ON t.oid = a.atttypid "
          "LEFT JOIN pg_collation co ON co.oid = a.attcollation "
@@ -161,6 +161,7 @@ std::vector<std::optional<TableDescription>> describe_tables(pg::Connection& con
     c.deterministic = cols.get_bool(i, 7);
     c.is_enum = cols.get_bool(i, 8);
     c.generated = cols.get_bool(i, 10);
+    c.attnum = static_cast<int>(cols.get_int(i, 11));
     d->columns.push_back(std::move(c));
   }
   std::string last_index;

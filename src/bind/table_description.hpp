@@ -21,6 +21,7 @@ struct DescribedColumn {
   bool deterministic = true;  // its collation (if any) is deterministic
   bool is_enum = false;
   bool generated = false;  // GENERATED ALWAYS AS (...) STORED
+  int attnum = 0;          // pg_attribute.attnum
 };
 
 // A valid index of the table (invalid ones are left out).

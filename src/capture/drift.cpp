@@ -11,6 +11,7 @@
 
 #include "base/sql_text.hpp"
 #include "bind/table_description.hpp"
+#include "capture/layout.hpp"
 #include "capture/widen.hpp"
 #include "catalog/lifecycle.hpp"
 
@@ -32,7 +33,7 @@ std::string name_of(const catalog::CapturedTable& t) {
 // Problems of the table itself, for every reader alike.
 std::optional<Finding> table_finding(pg::Connection& conn, const catalog::CapturedTable& t,
                                      const std::optional<bind::TableDescription>& info,
-                                     const compile::CaptureSql& capture) {
+                                     const compile::CaptureObjects& capture) {
   const std::string table = name_of(t);
   if (!info)
     return Finding{catalog::FailureKind::disruption,
@@ -139,7 +140,13 @@ int DriftWatch::check(pg::Connection& conn) {
       if (d.source_table_id == table.id) readers.push_back(&d);
     if (readers.empty()) continue;
     auto info = bind::describe_table(conn, table.schema, table.name);
-    auto shared = table_finding(conn, table, info, compile::compile_capture(table, {}, ring_));
+    auto shared = table_finding(conn, table, info, compile::capture_objects(table, ring_));
+    // A drop moved the columns the triggers name by place: they run their
+    // fallback path until the reconciler reinstalls them for the new layout.
+    if (!shared && layout_moved(table, *info)) {
+      spdlog::info("columns of {} moved; capture is reinstalled for them", name_of(table));
+      store_.mark_capture_stale(conn, table.id);
+    }
     for (const auto* d : readers) {
       auto finding = shared ? shared : reader_finding(table, *info, *d);
       if (!finding) continue;

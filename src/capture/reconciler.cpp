@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <map>
-
 #include "base/sql_text.hpp"
+#include "bind/table_description.hpp"
+#include "capture/layout.hpp"
 #include "pg/arrays.hpp"
 #include "pg/lock_timeout.hpp"
 #include "pg/sql_error.hpp"
@@ -19,27 +19,6 @@
 namespace trellis::capture {
 
 using catalog::Column;
-
-namespace {
-
-// Union of the columns the given transforms read, by name, in name order.
-std::vector<Column> union_reads(const std::vector<catalog::TransformDef>& readers) {
-  std::map<std::string, Column> by_name;
-  for (const auto& d : readers)
-    for (const auto& c : d.reads) by_name.emplace(c.name, c);
-  std::vector<Column> out;
-  for (auto& [name, c] : by_name) out.push_back(c);
-  return out;
-}
-
-std::string signature_of(const catalog::CapturedTable& t, const std::vector<Column>& reads) {
-  nlohmann::json j = {{"v", 1},
-                      {"key", catalog::columns_to_json(t.key)},
-                      {"reads", catalog::columns_to_json(reads)}};
-  return j.dump();
-}
-
-}  // namespace
 
 void Reconciler::cover(Covered& covered, const std::vector<catalog::TransformDef>& readers) {
   for (const auto& d : readers) covered.add(d);
@@ -63,7 +42,12 @@ bool Reconciler::reconcile(pg::Connection& conn) {
   // after `defs` was read is not covered by what this pass installs, and
   // waits for the next pass.
   Covered covered;
-  for (const auto& table : store_.captured_tables(conn)) {
+  auto tables = store_.captured_tables(conn);
+  std::vector<bind::TableName> names;
+  for (const auto& table : tables) names.push_back({table.schema, table.name});
+  auto described = bind::describe_tables(conn, names);  // one round trip
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    const auto& table = tables[i];
     std::vector<catalog::TransformDef> readers;
     bool waiting = false;
     for (const auto& d : defs)
@@ -77,13 +61,17 @@ bool Reconciler::reconcile(pg::Connection& conn) {
     }
     if (waiting) settled = false;  // its build starts once the status moved
     auto reads = union_reads(readers);
-    std::string signature = signature_of(table, reads);
+    // A table that is gone gets no typed path; installing then fails on it
+    // and is recorded.
+    std::vector<compile::PlacedColumn> layout;
+    if (described[i]) layout = compile::capture_layout(table, reads, placed_columns(*described[i]));
+    std::string signature = capture_signature(table, reads, layout);
     if (table.installed_signature == signature && !waiting) {
       cover(covered, readers);
       continue;
     }
     try {
-      if (install(conn, table, reads, signature, readers, started))
+      if (install(conn, table, reads, layout, signature, readers, started))
         cover(covered, readers);
       else
         settled = false;
@@ -109,9 +97,11 @@ bool Reconciler::start_field_builds(pg::Connection& conn, const Covered& covered
 }
 
 bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& table,
-                         const std::vector<Column>& reads, const std::string& signature,
+                         const std::vector<Column>& reads,
+                         const std::vector<compile::PlacedColumn>& layout,
+                         const std::string& signature,
                          const std::vector<catalog::TransformDef>& readers, bool& started) {
-  auto sql = compile::compile_capture(table, reads, ring_);
+  auto sql = compile::compile_capture(table, reads, layout, ring_);
   std::string qualified = base::qualified(table.schema, table.name);
   Covered mine;
   cover(mine, readers);
@@ -119,12 +109,13 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
   bool installed = pg::try_under_lock_timeout(conn, [&] {
     conn.exec("LOCK TABLE " + qualified + " IN SHARE ROW EXCLUSIVE MODE");
     for (const auto& f : sql.functions) conn.exec(f);
-    if (conn.exec(sql.trigger_probe).get_int(0, 0) < 4) {
-      for (const auto& d : sql.drop) conn.exec_script(d);
+    if (conn.exec(sql.objects.trigger_probe).get_int(0, 0) < 4) {
+      for (const auto& d : sql.objects.drop) conn.exec_script(d);
       for (const auto& f : sql.functions) conn.exec(f);
       for (const auto& t : sql.create_triggers) conn.exec_script(t);
     }
-    store_.mark_capture_installed(conn, table.id, signature, qualified, sql.function_digest);
+    store_.mark_capture_installed(conn, table.id, signature, qualified,
+                                  sql.objects.function_digest);
     moved = lifecycle_.start_builds(conn, table.id, qualified, mine);
   });
   if (!installed) {
@@ -159,10 +150,10 @@ bool Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& t
     located.schema = where.get(0, 0);
     located.name = where.get(0, 1);
   }
-  auto sql = compile::compile_capture(located, {}, ring_);
+  auto objects = compile::capture_objects(located, ring_);
   try {
     return pg::try_under_lock_timeout(conn, [&] {
-      for (const auto& d : sql.drop) conn.exec(d);
+      for (const auto& d : objects.drop) conn.exec(d);
       store_.mark_capture_removed(conn, table.id);
     });  // false (a lock not granted): retried next tick
   } catch (const pg::SqlError& e) {

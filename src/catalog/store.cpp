@@ -126,6 +126,13 @@ void Store::mark_capture_installed(pg::Connection& conn, int id, const std::stri
             {std::to_string(id), signature, qualified});
 }
 
+void Store::mark_capture_stale(pg::Connection& conn, int id) {
+  conn.exec(fmt::format("UPDATE {} SET installed_signature = '\"stale\"' WHERE id = $1::int AND "
+                        "installed_signature IS NOT NULL",
+                        table("captured_tables")),
+            {std::to_string(id)});
+}
+
 void Store::mark_capture_removed(pg::Connection& conn, int id) {
   conn.exec(fmt::format("UPDATE {} SET installed_signature = NULL, installed_digest = NULL WHERE "
                         "id = $1::int",

@@ -46,6 +46,9 @@ class Store {
   void mark_capture_installed(pg::Connection& conn, int id, const std::string& signature,
                               const std::string& qualified, const std::string& digest_sql);
   void mark_capture_removed(pg::Connection& conn, int id);
+  // The installed capture no longer fits the table's layout: the reconciler
+  // reinstalls it (a signature that matches nothing).
+  void mark_capture_stale(pg::Connection& conn, int id);
 
   // A SELECT of the transforms whose target the transform row `alias` reads
   // and that are not live (id, target as schema.table, status): a

@@ -1,11 +1,24 @@
-// Renders capture trigger functions. Rows are read through to_jsonb(alias.*)
-// (".*" so a column named like the alias cannot shadow the row), so a
-// renamed or dropped column yields NULL rather than an error: a capture
-// trigger never fails the application's statement. A key with a NULL element
-// is staged anyway; the drain skips it and schema checks report it.
+// Renders capture trigger functions. Each statement-level trigger reads
+// the key columns (and, for UPDATE, the columns readers read) straight from
+// the transition tables, typed, and appends one ring row per changed key.
+// The statements name the table's leading columns by their place (a column
+// alias list over the transition table), so renaming a column leaves them
+// reading the same columns. A drop moves places (and a cached statement
+// naming a place that is gone would fail the application's write), so each
+// function first checks, in one expression over the system caches, that
+// every column up to the last one it reads still exists; when one does not,
+// it takes a path that reads rows through to_jsonb(alias.*) (".*" so a
+// column named like the alias cannot shadow the row), where a missing column
+// yields NULL rather than an error: a capture trigger never fails the
+// application's statement. The drift check then reinstalls capture for the
+// new layout, or pauses the readers when what they read is gone. A key with
+// a NULL element is staged anyway; the drain skips it and schema checks
+// report it.
 #include "compile/capture.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "base/sql_text.hpp"
 #include "catalog/ring_geometry.hpp"
@@ -43,14 +56,95 @@ std::string images(const std::string& transition) {
   return fmt::format("(SELECT to_jsonb(__row.*) AS __j FROM {} __row) __r", transition);
 }
 
-// Keys an UPDATE changed as far as any reader can see. Each new image counts
-// +1 and each old image -1, grouped by key and the columns readers read: a
-// group that does not cancel out is an image that differs, so its key (old or
-// new, which covers an update that moves a key) is staged. Values compare as
-// JSON text, so an update that only changes how a value is written (numeric
-// 1 -> 1.00) still counts as a change. One pass over each transition table and
-// one hash aggregate: the statement most single-row updates pay for.
-std::string updated_keys(const catalog::CapturedTable& t, const std::vector<Column>& reads) {
+// The columns readers read beyond the key.
+std::vector<Column> non_key(const catalog::CapturedTable& t, const std::vector<Column>& reads) {
+  std::vector<Column> out;
+  for (const auto& c : reads) {
+    bool in_key =
+        std::any_of(t.key.begin(), t.key.end(), [&](const Column& k) { return k.name == c.name; });
+    if (!in_key) out.push_back(c);
+  }
+  return out;
+}
+
+// The columns the typed statements of `event` name.
+std::vector<Column> named_columns(const catalog::CapturedTable& t, const std::vector<Column>& reads,
+                                  const std::string& event) {
+  std::vector<Column> out = t.key;
+  if (event == "upd")
+    for (const auto& c : non_key(t, reads)) out.push_back(c);
+  return out;
+}
+
+// How many leading columns of `layout` cover `columns`; 0 when one of them
+// is not in it.
+std::size_t places_needed(const std::vector<PlacedColumn>& layout,
+                          const std::vector<Column>& columns) {
+  std::size_t needed = 0;
+  for (const auto& c : columns) {
+    auto at = std::find_if(layout.begin(), layout.end(),
+                           [&](const PlacedColumn& p) { return p.name == c.name; });
+    if (at == layout.end()) return 0;
+    needed = std::max(needed, static_cast<std::size_t>(at - layout.begin()) + 1);
+  }
+  return needed;
+}
+
+// The typed reading of one event over the first `n` columns of the layout:
+// the column alias list naming them as capture found them, and the check
+// that each of them still exists. has_column_privilege by attnum reads the
+// system caches, so it sees the catalog as it is now (also in a transaction
+// whose snapshot is older than a drop), and yields NULL for a dropped
+// column; one expression, no query.
+struct TypedReading {
+  std::string places;
+  std::string guard;
+};
+
+TypedReading typed_reading(const std::vector<PlacedColumn>& layout, std::size_t n) {
+  TypedReading r;
+  for (std::size_t i = 0; i < n; ++i) {
+    r.places += (i ? ", " : "(") + ident(layout[i].name);
+    r.guard +=
+        fmt::format("{}pg_catalog.has_column_privilege(TG_RELID, {}::int2, 'SELECT') IS NOT NULL",
+                    i ? " AND " : "", layout[i].attnum);
+  }
+  r.places += ")";
+  return r;
+}
+
+// Keys an UPDATE changed as far as any reader can see, typed: old and new
+// rows are paired by their encoded key (so a key whose text changes, numeric
+// 1 -> 1.0, pairs with nothing); an unpaired row is a key the statement moved
+// away from or to, and a pair counts when the columns readers read differ in
+// their stored image (record_image_eq, so 1 -> 1.00 counts, as written). One
+// hash join over the two transition tables.
+std::string typed_updated_keys(const catalog::CapturedTable& t, const std::vector<Column>& reads,
+                               const std::string& places) {
+  auto values = non_key(t, reads);
+  auto side = [&](const std::string& transition, const std::string& alias) {
+    std::string row;
+    if (!values.empty())
+      row = ", ROW(" +
+            base::join<Column>(values, ", ",
+                               [&](const Column& c) { return alias + "." + ident(c.name); }) +
+            ") AS v";
+    return fmt::format("(SELECT {} AS k{} FROM {} AS {}{}) {}", encode_key(t.key, alias), row,
+                       transition, alias, places, alias);
+  };
+  std::string differs = values.empty() ? "" : " OR NOT pg_catalog.record_image_eq(n.v, o.v)";
+  return fmt::format(
+      "SELECT CASE WHEN n.k IS NULL THEN o.k ELSE n.k END AS k FROM {} FULL JOIN {} ON o.k = "
+      "n.k WHERE n.k IS NULL OR o.k IS NULL{}",
+      side("__trellis_new", "n"), side("__trellis_old", "o"), differs);
+}
+
+// The same keys from jsonb images, for when a column is gone. Each new image
+// counts +1 and each old image -1, grouped by key and the columns readers
+// read: a group that does not cancel out is an image that differs, so its key
+// (old or new, which covers an update that moves a key) is staged. Values
+// compare as JSON text, so 1 -> 1.00 still counts.
+std::string json_updated_keys(const catalog::CapturedTable& t, const std::vector<Column>& reads) {
   std::string columns = encode_key_from_json(t.key, "__r.__j");
   for (const auto& c : reads) columns += fmt::format(", (__r.__j -> {})::text", literal(c.name));
   std::string positions = "1";
@@ -64,13 +158,21 @@ std::string updated_keys(const catalog::CapturedTable& t, const std::vector<Colu
       columns, both, positions);
 }
 
-// SELECT producing (tbl, key, bucket, op) rows for one event.
+// SELECT producing (tbl, key, bucket, op) rows for one event: typed, over
+// the transition tables with the column aliases `places`, or (no places)
+// through jsonb images.
 std::string staged_rows(const catalog::CapturedTable& t, const std::vector<Column>& reads,
-                        const std::string& event) {
-  std::string keys =
-      event == "upd" ? updated_keys(t, reads)
-                     : fmt::format("SELECT {} AS k FROM {}", encode_key_from_json(t.key, "__r.__j"),
-                                   images(event == "ins" ? "__trellis_new" : "__trellis_old"));
+                        const std::string& event, const std::optional<std::string>& places) {
+  std::string transition = event == "ins" ? "__trellis_new" : "__trellis_old";
+  std::string keys;
+  if (event == "upd")
+    keys = places ? typed_updated_keys(t, reads, *places) : json_updated_keys(t, reads);
+  else if (places)
+    keys =
+        fmt::format("SELECT {} AS k FROM {} AS r{}", encode_key(t.key, "r"), transition, *places);
+  else
+    keys = fmt::format("SELECT {} AS k FROM {}", encode_key_from_json(t.key, "__r.__j"),
+                       images(transition));
   return fmt::format("SELECT {}, c.k, {}, '{}' FROM ({}) c", t.id,
                      bucket_of("c.k", catalog::kRingBuckets),
                      event[0] == 'i' ? 'i' : (event[0] == 'd' ? 'd' : 'u'), keys);
@@ -84,27 +186,52 @@ std::string dollar_quote(const std::string& body) {
   return tag + "\n" + body + tag;
 }
 
+// IF/ELSIF over the ring slots, each branch a static INSERT of `rows` into
+// its slot table, so each keeps a cached plan.
+std::string slot_dispatch(const RingShape& ring, const std::string& rows,
+                          const std::string& indent) {
+  std::string out;
+  for (int s = 0; s < catalog::kRingSlots; ++s)
+    out += fmt::format("{}{} s % {} = {} THEN INSERT INTO {} (tbl, key, bucket, op) {};\n", indent,
+                       s == 0 ? "IF" : "ELSIF", catalog::kRingSlots, s, ring_table(ring, s), rows);
+  return out + indent + "END IF;\n";
+}
+
 // The body takes the transaction's xid before it reads the active slot (the
 // fence relies on that order); an assignment, not PERFORM, so plpgsql runs it
-// as a simple expression instead of a query. It then dispatches on the slot
-// with static INSERTs, so each branch keeps a cached plan.
+// as a simple expression instead of a query. With a `guard`, the rows are
+// `typed` while it holds and `fallback` otherwise.
 std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
-                         const std::string& event, const std::string& rows) {
+                         const std::string& event, const std::string& guard,
+                         const std::string& typed, const std::string& fallback) {
   std::string branches;
-  for (int s = 0; s < catalog::kRingSlots; ++s) {
-    branches +=
-        fmt::format("  {} s % {} = {} THEN INSERT INTO {} (tbl, key, bucket, op) {};\n",
-                    s == 0 ? "IF" : "ELSIF", catalog::kRingSlots, s, ring_table(ring, s), rows);
-  }
+  if (guard.empty())
+    branches = slot_dispatch(ring, typed, "  ");
+  else
+    branches = "  IF " + guard + " THEN\n" + slot_dispatch(ring, typed, "    ") + "  ELSE\n" +
+               slot_dispatch(ring, fallback, "    ") + "  END IF;\n";
   std::string body = fmt::format(
       "DECLARE s bigint;\n  x xid8;\nBEGIN\n"
       "  x := pg_current_xact_id();\n"
-      "  s := pg_sequence_last_value({});\n{}  END IF;\n  RETURN NULL;\nEND\n",
+      "  s := pg_sequence_last_value({});\n{}  RETURN NULL;\nEND\n",
       literal(qualified(ring.catalog_schema, "active_segment")) + "::regclass", branches);
   return fmt::format(
       "CREATE OR REPLACE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
       "SET search_path = pg_catalog, pg_temp AS {}",
       function_name(ring, t.id, event), dollar_quote(body));
+}
+
+// The function of one writing event: typed behind its guard, or only the
+// jsonb path when the layout lacks a column it reads.
+std::string event_function(const catalog::CapturedTable& t, const std::vector<Column>& reads,
+                           const std::vector<PlacedColumn>& layout, const RingShape& ring,
+                           const std::string& event) {
+  std::string fallback = staged_rows(t, reads, event, std::nullopt);
+  std::size_t n = places_needed(layout, named_columns(t, reads, event));
+  if (n == 0) return function_sql(t, ring, event, "", fallback, "");
+  auto typed = typed_reading(layout, n);
+  return function_sql(t, ring, event, typed.guard, staged_rows(t, reads, event, typed.places),
+                      fallback);
 }
 
 std::string create_trigger(const catalog::CapturedTable& t, const RingShape& ring,
@@ -128,35 +255,50 @@ const std::vector<std::string> kEvents = {"ins", "upd", "del", "trunc"};
 
 }  // namespace
 
-CaptureSql compile_capture(const catalog::CapturedTable& t, const std::vector<Column>& reads,
-                           const RingShape& ring) {
-  CaptureSql sql;
-  for (const auto& event : kEvents) {
-    std::string rows = event == "trunc"
-                           ? fmt::format("VALUES ({}, NULL::text[], 0::int2, 't'::\"char\")", t.id)
-                           : staged_rows(t, reads, event);
-    sql.functions.push_back(function_sql(t, ring, event, rows));
-    sql.create_triggers.push_back(create_trigger(t, ring, event));
-    sql.drop.push_back(fmt::format("DROP TRIGGER IF EXISTS {} ON {}",
-                                   ident(trigger_name(ring.catalog_schema, event)),
-                                   qualified(t.schema, t.name)));
-  }
+CaptureObjects capture_objects(const catalog::CapturedTable& t, const RingShape& ring) {
+  CaptureObjects o;
   for (const auto& event : kEvents)
-    sql.drop.push_back(
-        fmt::format("DROP FUNCTION IF EXISTS {}()", function_name(ring, t.id, event)));
+    o.drop.push_back(fmt::format("DROP TRIGGER IF EXISTS {} ON {}",
+                                 ident(trigger_name(ring.catalog_schema, event)),
+                                 qualified(t.schema, t.name)));
+  for (const auto& event : kEvents)
+    o.drop.push_back(fmt::format("DROP FUNCTION IF EXISTS {}()", function_name(ring, t.id, event)));
   std::string functions;
   for (const auto& event : kEvents)
     functions +=
         (functions.empty() ? "" : ", ") +
         fmt::format("to_regprocedure({})", literal(function_name(ring, t.id, event) + "()"));
-  sql.function_digest = fmt::format(
+  o.function_digest = fmt::format(
       "SELECT string_agg(p.proname || ':' || md5(p.prosrc), ',' ORDER BY p.proname) FROM pg_proc "
       "p WHERE p.oid IN ({})",
       functions);
-  sql.trigger_probe = fmt::format(
+  o.trigger_probe = fmt::format(
       "SELECT count(*) FROM pg_trigger WHERE tgrelid = {}::regclass AND tgname LIKE {} AND "
       "tgenabled = 'A'",
       literal(qualified(t.schema, t.name)), literal("trellis\\_%\\_" + ring.catalog_schema));
+  return o;
+}
+
+std::vector<PlacedColumn> capture_layout(const catalog::CapturedTable& t,
+                                         const std::vector<Column>& reads,
+                                         const std::vector<PlacedColumn>& columns) {
+  std::size_t n = places_needed(columns, named_columns(t, reads, "upd"));
+  return {columns.begin(), columns.begin() + static_cast<std::ptrdiff_t>(n)};
+}
+
+CaptureSql compile_capture(const catalog::CapturedTable& t, const std::vector<Column>& reads,
+                           const std::vector<PlacedColumn>& layout, const RingShape& ring) {
+  CaptureSql sql;
+  for (const auto& event : kEvents) {
+    if (event == "trunc")
+      sql.functions.push_back(
+          function_sql(t, ring, event, "",
+                       fmt::format("VALUES ({}, NULL::text[], 0::int2, 't'::\"char\")", t.id), ""));
+    else
+      sql.functions.push_back(event_function(t, reads, layout, ring, event));
+    sql.create_triggers.push_back(create_trigger(t, ring, event));
+  }
+  sql.objects = capture_objects(t, ring);
   return sql;
 }
 

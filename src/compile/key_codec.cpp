@@ -13,12 +13,30 @@ using base::literal;
 
 using catalog::Column;
 
+namespace {
+
+// Types whose text output is exactly their JSON text: a plain cast encodes
+// them as to_jsonb(v) #>> '{}' does, without building a jsonb value.
+bool json_text_is_text(const std::string& type) {
+  static const char* const kTypes[] = {"smallint", "integer", "bigint",           "text",
+                                       "uuid",     "boolean", "character varying"};
+  for (const char* t : kTypes)
+    if (type == t) return true;
+  return type.rfind("character varying(", 0) == 0;
+}
+
+}  // namespace
+
+std::string encode_key_element(const Column& c, const std::string& value) {
+  if (json_text_is_text(c.type)) return fmt::format("({})::text", value);
+  return fmt::format("(to_jsonb({}) #>> '{{}}')", value);
+}
+
 std::string encode_key(const std::vector<Column>& key, const std::string& row_alias) {
   return "ARRAY[" +
          join<Column>(key, ", ",
                       [&](const Column& c) {
-                        return fmt::format("(to_jsonb({}.{}) #>> '{{}}')", row_alias,
-                                           ident(c.name));
+                        return encode_key_element(c, row_alias + "." + ident(c.name));
                       }) +
          "]";
 }

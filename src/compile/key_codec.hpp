@@ -11,6 +11,9 @@
 
 namespace trellis::compile {
 
+// One key element: the JSON text of `value`, an expression of column `c`'s
+// type (a plain ::text cast for the types whose text is their JSON text).
+std::string encode_key_element(const catalog::Column& c, const std::string& value);
 // ARRAY[...] encoding the key columns of `row_alias` (a table alias in scope).
 std::string encode_key(const std::vector<catalog::Column>& key, const std::string& row_alias);
 // The same encoding from a jsonb row image `json_expr` (used by capture

@@ -11,19 +11,19 @@ INSERT INTO "public"."order_view" AS __t ("id") SELECT ((p.key)[1])::bigint AS "
 WITH __trellis_keys AS (SELECT ((p.key)[1])::bigint AS "id" FROM pg_temp.trellis_page p WHERE p.tbl = 1), __trellis_src AS (SELECT "orders"."id" AS "id", (customer_id) AS "customer", (amount * 2) AS "doubled", ("left"(note, 8)) AS "short_note" FROM "public"."orders" AS "orders" WHERE ("orders"."id") IN (SELECT "id" FROM __trellis_keys) AND (status <> 'void')), __trellis_upd AS (UPDATE "public"."order_view" AS __t SET "customer" = __s."customer", "doubled" = __s."doubled", "short_note" = __s."short_note" FROM __trellis_src __s WHERE __t."id" = __s."id" AND (__t."customer" IS DISTINCT FROM __s."customer" OR __t."doubled"::text IS DISTINCT FROM __s."doubled"::text OR __t."short_note" IS DISTINCT FROM __s."short_note") RETURNING 1), __trellis_del AS (DELETE FROM "public"."order_view" AS __t USING (SELECT * FROM __trellis_keys __k WHERE NOT EXISTS (SELECT 1 FROM __trellis_src __s WHERE __s."id" = __k."id")) __k WHERE __t."id" = __k."id" RETURNING 1) SELECT (SELECT count(*) FROM __trellis_upd), (SELECT count(*) FROM __trellis_del)
 
 -- page all held keys
-INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, ARRAY[(to_jsonb(__r."id") #>> '{}')] FROM "public"."order_view" AS __r ON CONFLICT DO NOTHING
+INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, ARRAY[(__r."id")::text] FROM "public"."order_view" AS __r ON CONFLICT DO NOTHING
 
 -- source chunk bound
-SELECT ARRAY[(to_jsonb(__r."id") #>> '{}')] FROM (SELECT __r."id" FROM "public"."orders" AS __r WHERE $1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint) ORDER BY __r."id" OFFSET $2::int - 1 LIMIT 1) AS __r
+SELECT ARRAY[(__r."id")::text] FROM (SELECT __r."id" FROM "public"."orders" AS __r WHERE $1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint) ORDER BY __r."id" OFFSET $2::int - 1 LIMIT 1) AS __r
 
 -- sweep chunk bound
-SELECT ARRAY[(to_jsonb(__r."id") #>> '{}')] FROM (SELECT __r."id" FROM "public"."order_view" AS __r WHERE $1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint) ORDER BY __r."id" OFFSET $2::int - 1 LIMIT 1) AS __r
+SELECT ARRAY[(__r."id")::text] FROM (SELECT __r."id" FROM "public"."order_view" AS __r WHERE $1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint) ORDER BY __r."id" OFFSET $2::int - 1 LIMIT 1) AS __r
 
 -- page source range
-INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, ARRAY[(to_jsonb(__r."id") #>> '{}')] FROM "public"."orders" AS __r WHERE ($1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint)) AND ($2::text[] IS NULL OR (__r."id") <= ((($2::text[])[1])::bigint)) ON CONFLICT DO NOTHING
+INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, ARRAY[(__r."id")::text] FROM "public"."orders" AS __r WHERE ($1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint)) AND ($2::text[] IS NULL OR (__r."id") <= ((($2::text[])[1])::bigint)) ON CONFLICT DO NOTHING
 
 -- page sweep range
-INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, ARRAY[(to_jsonb(__r."id") #>> '{}')] FROM "public"."order_view" AS __r WHERE ($1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint)) AND ($2::text[] IS NULL OR (__r."id") <= ((($2::text[])[1])::bigint)) ON CONFLICT DO NOTHING
+INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, ARRAY[(__r."id")::text] FROM "public"."order_view" AS __r WHERE ($1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint)) AND ($2::text[] IS NULL OR (__r."id") <= ((($2::text[])[1])::bigint)) ON CONFLICT DO NOTHING
 
 -- build step 1
 INSERT INTO "public"."order_view" AS __t ("id", "customer", "doubled", "short_note") WITH __trellis_keys AS (SELECT ((p.key)[1])::bigint AS "id" FROM pg_temp.trellis_page p WHERE p.tbl = 1), __trellis_src AS (SELECT "orders"."id" AS "id", (customer_id) AS "customer", (amount * 2) AS "doubled", ("left"(note, 8)) AS "short_note" FROM "public"."orders" AS "orders" WHERE ("orders"."id") IN (SELECT "id" FROM __trellis_keys) AND (status <> 'void')) SELECT __k."id", __s."customer", __s."doubled", __s."short_note" FROM __trellis_keys __k LEFT JOIN __trellis_src __s ON __s."id" = __k."id" ORDER BY 1 ON CONFLICT ("id") DO UPDATE SET "id" = EXCLUDED."id" WHERE false

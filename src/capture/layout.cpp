@@ -1,0 +1,56 @@
+// Capture signatures and layouts; see layout.hpp.
+#include "capture/layout.hpp"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace trellis::capture {
+
+using catalog::Column;
+using compile::PlacedColumn;
+
+namespace {
+
+nlohmann::json layout_to_json(const std::vector<PlacedColumn>& layout) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : layout) out.push_back({c.name, c.attnum});
+  return out;
+}
+
+}  // namespace
+
+std::vector<Column> union_reads(const std::vector<catalog::TransformDef>& readers) {
+  std::map<std::string, Column> by_name;
+  for (const auto& d : readers)
+    for (const auto& c : d.reads) by_name.emplace(c.name, c);
+  std::vector<Column> out;
+  for (auto& [name, c] : by_name) out.push_back(c);
+  return out;
+}
+
+std::vector<PlacedColumn> placed_columns(const bind::TableDescription& info) {
+  std::vector<PlacedColumn> out;
+  for (const auto& c : info.columns) out.push_back({c.column.name, c.attnum});
+  return out;
+}
+
+std::string capture_signature(const catalog::CapturedTable& t, const std::vector<Column>& reads,
+                              const std::vector<PlacedColumn>& layout) {
+  nlohmann::json j = {{"v", 2},
+                      {"key", catalog::columns_to_json(t.key)},
+                      {"reads", catalog::columns_to_json(reads)},
+                      {"layout", layout_to_json(layout)}};
+  return j.dump();
+}
+
+bool layout_moved(const catalog::CapturedTable& t, const bind::TableDescription& info) {
+  if (!t.installed_signature) return false;
+  auto j = nlohmann::json::parse(*t.installed_signature, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("layout") || !j.contains("reads"))
+    return false;  // already marked stale, or written by an earlier version (reinstalled anyway)
+  auto reads = catalog::columns_from_json(j["reads"]);
+  auto now = compile::capture_layout(t, reads, placed_columns(info));
+  return layout_to_json(now) != j["layout"];
+}
+
+}  // namespace trellis::capture

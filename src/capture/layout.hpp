@@ -1,0 +1,33 @@
+// What the installed capture of a table was built for: the key, the columns
+// its readers read, and the layout (the table's leading columns, by place and
+// attnum) its triggers name. All three make up the signature stored at
+// install; a signature that differs from the catalog's is reinstalled by the
+// reconciler, and the drift check marks a signature stale once the table's
+// layout moved under it (a column dropped before or among the ones read), so
+// the triggers leave their fallback path again.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bind/table_description.hpp"
+#include "catalog/definition.hpp"
+#include "compile/capture.hpp"
+
+namespace trellis::capture {
+
+// Union of the columns the given transforms read, by name, in name order.
+std::vector<catalog::Column> union_reads(const std::vector<catalog::TransformDef>& readers);
+
+// The table's columns, in attnum order, dropped ones left out.
+std::vector<compile::PlacedColumn> placed_columns(const bind::TableDescription& info);
+
+std::string capture_signature(const catalog::CapturedTable& table,
+                              const std::vector<catalog::Column>& reads,
+                              const std::vector<compile::PlacedColumn>& layout);
+
+// True when the table's columns no longer have the layout the installed
+// capture (per its stored signature) names.
+bool layout_moved(const catalog::CapturedTable& table, const bind::TableDescription& info);
+
+}  // namespace trellis::capture
