@@ -197,10 +197,14 @@ std::string slot_dispatch(const RingShape& ring, const std::string& rows,
   return out + indent + "END IF;\n";
 }
 
-// The body takes the transaction's xid before it reads the active slot (the
-// fence relies on that order); an assignment, not PERFORM, so plpgsql runs it
-// as a simple expression instead of a query. With a `guard`, the rows are
-// `typed` while it holds and `fallback` otherwise.
+// The transaction must hold its xid before the body reads the active slot
+// (the fence relies on that order). An INSERT, UPDATE or DELETE trigger
+// stages rows only from its transition tables, which hold rows the statement
+// wrote, and writing the first of them assigned the xid before the AFTER
+// trigger fired; so only the TRUNCATE body takes it itself (an assignment,
+// not PERFORM, so plpgsql runs it as a simple expression instead of a
+// query). With a `guard`, the rows are `typed` while it holds and `fallback`
+// otherwise.
 std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
                          const std::string& event, const std::string& guard,
                          const std::string& typed, const std::string& fallback) {
@@ -210,10 +214,11 @@ std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
   else
     branches = "  IF " + guard + " THEN\n" + slot_dispatch(ring, typed, "    ") + "  ELSE\n" +
                slot_dispatch(ring, fallback, "    ") + "  END IF;\n";
+  bool takes_xid = event == "trunc";
   std::string body = fmt::format(
-      "DECLARE s bigint;\n  x xid8;\nBEGIN\n"
-      "  x := pg_current_xact_id();\n"
+      "DECLARE s bigint;{}\nBEGIN\n{}"
       "  s := pg_sequence_last_value({});\n{}  RETURN NULL;\nEND\n",
+      takes_xid ? "\n  x xid8;" : "", takes_xid ? "  x := pg_current_xact_id();\n" : "",
       literal(qualified(ring.catalog_schema, "active_segment")) + "::regclass", branches);
   return fmt::format(
       "CREATE OR REPLACE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "

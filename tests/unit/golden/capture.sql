@@ -1,9 +1,7 @@
 -- function 1
 CREATE OR REPLACE FUNCTION "trellis"."capture_1_ins"() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $trellis$
 DECLARE s bigint;
-  x xid8;
 BEGIN
-  x := pg_current_xact_id();
   s := pg_sequence_last_value('"trellis"."active_segment"'::regclass);
   IF pg_catalog.has_column_privilege(TG_RELID, 1::int2, 'SELECT') IS NOT NULL THEN
     IF s % 4 = 0 THEN INSERT INTO "trellis"."ring_0" (tbl, key, bucket, op) SELECT 1, c.k, ((hashtext(c.k::text) & 2147483647) % 16)::int2, 'i' FROM (SELECT ARRAY[(r."id")::text] AS k FROM __trellis_new AS r("id")) c;
@@ -25,9 +23,7 @@ $trellis$
 -- function 2
 CREATE OR REPLACE FUNCTION "trellis"."capture_1_upd"() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $trellis$
 DECLARE s bigint;
-  x xid8;
 BEGIN
-  x := pg_current_xact_id();
   s := pg_sequence_last_value('"trellis"."active_segment"'::regclass);
   IF pg_catalog.has_column_privilege(TG_RELID, 1::int2, 'SELECT') IS NOT NULL AND pg_catalog.has_column_privilege(TG_RELID, 2::int2, 'SELECT') IS NOT NULL AND pg_catalog.has_column_privilege(TG_RELID, 4::int2, 'SELECT') IS NOT NULL AND pg_catalog.has_column_privilege(TG_RELID, 5::int2, 'SELECT') IS NOT NULL AND pg_catalog.has_column_privilege(TG_RELID, 6::int2, 'SELECT') IS NOT NULL THEN
     IF s % 4 = 0 THEN INSERT INTO "trellis"."ring_0" (tbl, key, bucket, op) SELECT 1, c.k, ((hashtext(c.k::text) & 2147483647) % 16)::int2, 'u' FROM (SELECT CASE WHEN n.k IS NULL THEN o.k ELSE n.k END AS k FROM (SELECT ARRAY[(n."id")::text] AS k, ROW(n."amount", n."customer_id", n."note", n."status") AS v FROM __trellis_new AS n("id", "customer_id", "status", "amount", "note")) n FULL JOIN (SELECT ARRAY[(o."id")::text] AS k, ROW(o."amount", o."customer_id", o."note", o."status") AS v FROM __trellis_old AS o("id", "customer_id", "status", "amount", "note")) o ON o.k = n.k WHERE n.k IS NULL OR o.k IS NULL OR NOT pg_catalog.record_image_eq(n.v, o.v)) c;
@@ -49,9 +45,7 @@ $trellis$
 -- function 3
 CREATE OR REPLACE FUNCTION "trellis"."capture_1_del"() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $trellis$
 DECLARE s bigint;
-  x xid8;
 BEGIN
-  x := pg_current_xact_id();
   s := pg_sequence_last_value('"trellis"."active_segment"'::regclass);
   IF pg_catalog.has_column_privilege(TG_RELID, 1::int2, 'SELECT') IS NOT NULL THEN
     IF s % 4 = 0 THEN INSERT INTO "trellis"."ring_0" (tbl, key, bucket, op) SELECT 1, c.k, ((hashtext(c.k::text) & 2147483647) % 16)::int2, 'd' FROM (SELECT ARRAY[(r."id")::text] AS k FROM __trellis_old AS r("id")) c;
