@@ -113,26 +113,61 @@ TypedReading typed_reading(const std::vector<PlacedColumn>& layout, std::size_t 
   return r;
 }
 
+// Whether equality of `c`'s type holds exactly when the stored values are
+// the same, so IS DISTINCT FROM can compare it: not for unconstrained
+// numeric (1 = 1.00), float (-0 = 0), char(n) (trailing blanks), json types
+// or text under a collation of its own (which may not be deterministic).
+bool equality_is_identity(const Column& c) {
+  static const char* const kTypes[] = {"smallint",
+                                       "integer",
+                                       "bigint",
+                                       "boolean",
+                                       "uuid",
+                                       "date",
+                                       "bytea",
+                                       "timestamp without time zone",
+                                       "timestamp with time zone"};
+  for (const char* t : kTypes)
+    if (c.type == t) return true;
+  if (c.type.rfind("numeric(", 0) == 0) return true;  // a fixed scale: one text per value
+  bool text = c.type == "text" || c.type.rfind("character varying", 0) == 0;
+  return text && c.collation.empty();
+}
+
 // Keys an UPDATE changed as far as any reader can see, typed: old and new
 // rows are paired by their encoded key (so a key whose text changes, numeric
 // 1 -> 1.0, pairs with nothing); an unpaired row is a key the statement moved
-// away from or to, and a pair counts when the columns readers read differ in
-// their stored image (record_image_eq, so 1 -> 1.00 counts, as written). One
-// hash join over the two transition tables.
+// away from or to, and a pair counts when a column readers read differs as
+// stored: by IS DISTINCT FROM where the type's equality is identity, by
+// record_image_eq over the other columns (so 1 -> 1.00 counts, as written).
+// One hash join over the two transition tables.
 std::string typed_updated_keys(const catalog::CapturedTable& t, const std::vector<Column>& reads,
                                const std::string& places) {
-  auto values = non_key(t, reads);
+  std::vector<Column> exact, by_image;
+  for (const auto& c : non_key(t, reads)) (equality_is_identity(c) ? exact : by_image).push_back(c);
+  auto list = [](const std::vector<Column>& cols, const std::string& alias) {
+    return base::join<Column>(cols, ", ",
+                              [&](const Column& c) { return alias + "." + ident(c.name); });
+  };
   auto side = [&](const std::string& transition, const std::string& alias) {
-    std::string row;
-    if (!values.empty())
-      row = ", ROW(" +
-            base::join<Column>(values, ", ",
-                               [&](const Column& c) { return alias + "." + ident(c.name); }) +
-            ") AS v";
-    return fmt::format("(SELECT {} AS k{} FROM {} AS {}{}) {}", encode_key(t.key, alias), row,
+    std::string values;
+    for (size_t i = 0; i < exact.size(); ++i)
+      values += fmt::format(", {}.{} AS e{}", alias, ident(exact[i].name), i);
+    if (!by_image.empty()) values += ", ROW(" + list(by_image, alias) + ") AS v";
+    return fmt::format("(SELECT {} AS k{} FROM {} AS {}{}) {}", encode_key(t.key, alias), values,
                        transition, alias, places, alias);
   };
-  std::string differs = values.empty() ? "" : " OR NOT pg_catalog.record_image_eq(n.v, o.v)";
+  std::string differs;
+  if (!exact.empty()) {
+    std::string n_row, o_row;
+    for (size_t i = 0; i < exact.size(); ++i) {
+      n_row += fmt::format("{}n.e{}", i ? ", " : "", i);
+      o_row += fmt::format("{}o.e{}", i ? ", " : "", i);
+    }
+    differs += exact.size() == 1 ? fmt::format(" OR {} IS DISTINCT FROM {}", n_row, o_row)
+                                 : fmt::format(" OR ({}) IS DISTINCT FROM ({})", n_row, o_row);
+  }
+  if (!by_image.empty()) differs += " OR NOT pg_catalog.record_image_eq(n.v, o.v)";
   return fmt::format(
       "SELECT CASE WHEN n.k IS NULL THEN o.k ELSE n.k END AS k FROM {} FULL JOIN {} ON o.k = "
       "n.k WHERE n.k IS NULL OR o.k IS NULL{}",

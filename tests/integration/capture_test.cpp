@@ -64,6 +64,26 @@ TEST_F(Capture, UpdateStagesOnlyKeysWhoseReadColumnsChanged) {
       << "row 6 already held 6";
 }
 
+// Each read column is compared as stored, whatever its type: by equality
+// where that is identity (int, text), by stored image where it is not
+// (float -0 = 0, unconstrained numeric 1 = 1.0).
+TEST_F(Capture, UpdateComparesEachReadColumnAsStored) {
+  sql("CREATE TABLE src (id int PRIMARY KEY, i int, s text, f float8, n numeric, m "
+      "numeric(6,2));"
+      "INSERT INTO src SELECT g, g, 'a', 0, 1, 1 FROM generate_series(1, 5) g");
+  define_and_stop("TRANSFORM view1 FROM src SELECT i AS i, s AS s, f AS f, n AS n, m AS m",
+                  "view1");
+
+  EXPECT_EQ(keys_staged_by("UPDATE src SET i = i, s = s, f = f, n = n, m = m"), "");
+  EXPECT_EQ(keys_staged_by("UPDATE src SET i = 10 WHERE id = 1"), "{1}");
+  EXPECT_EQ(keys_staged_by("UPDATE src SET s = 'b' WHERE id = 2"), "{2}");
+  EXPECT_EQ(keys_staged_by("UPDATE src SET f = '-0' WHERE id = 3"), "{3}") << "-0 is written apart";
+  EXPECT_EQ(keys_staged_by("UPDATE src SET n = 1.0 WHERE id = 4"), "{4}") << "1 -> 1.0 as written";
+  EXPECT_EQ(keys_staged_by("UPDATE src SET m = 1.0 WHERE id = 5"), "")
+      << "numeric(6,2) stores 1.00 either way";
+  EXPECT_EQ(keys_staged_by("UPDATE src SET s = NULL WHERE id = 5"), "{5}");
+}
+
 // A key whose text changes while it stays equal (numeric 1 -> 1.0) is a moved
 // key: the row's old and new key are both staged, as for any other move.
 TEST_F(Capture, UpdateOfAKeyToAnEqualValueWrittenDifferentlyStagesBothKeys) {
