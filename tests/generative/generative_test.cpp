@@ -173,13 +173,17 @@ class Generative : public TrellisTest {
   gen::Outcome run_episode(const gen::Generated& g) {
     auto started = Clock::now();
     gen::Outcome outcome = run_fresh(g, episode_file(g.seed, "workers.log"));
+    // Stopped meanwhile (the cluster is going down): whatever failed failed
+    // for that reason, so the episode is neither an outcome nor recorded.
+    bool stopped = stopping;
+    if (stopped) outcome.failure.clear();
     const std::string& failure = outcome.failure;
     auto secs = std::chrono::duration<double>(Clock::now() - started).count();
     std::printf("seed %llu%s: %zu table(s), %zu transform(s), %zu steps: %s (%.1fs)\n",
                 static_cast<unsigned long long>(g.seed),
                 g.shrink_path.empty() ? "" : (" [shrink path " + g.shrink_path + "]").c_str(),
                 g.schema.tables.size(), g.program.transforms.size(), g.plan.steps.size(),
-                failure.empty() ? "ok" : "FAILED", secs);
+                stopped ? "stopped" : (failure.empty() ? "ok" : "FAILED"), secs);
     if (env_number("TRELLIS_GEN_VERBOSE").value_or(0) && failure.empty())
       std::printf("%s--- what ran ---\n%s\n", g.describe().c_str(), outcome.log.c_str());
     std::fflush(stdout);
