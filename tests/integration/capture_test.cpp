@@ -1,6 +1,8 @@
 // What the capture triggers stage for each kind of write, read straight from
 // the ring with no worker running: the keys a drain will re-derive, no more
 // and no fewer.
+#include <fmt/format.h>
+
 #include "support/harness.hpp"
 
 namespace trellis::test {
@@ -183,6 +185,52 @@ TEST_F(Capture, AWriteUnderASnapshotOlderThanADropStillSucceeds) {
   EXPECT_NO_THROW(writer->exec("DELETE FROM src WHERE id = 2"));
   writer->exec("COMMIT");
   EXPECT_EQ(keys_staged_since_mark(), "{11},{1},{2}");
+}
+
+// The capture functions run as their owner, so nothing the writer's
+// search_path can put first may be called from them: with a schema that
+// shadows the functions and operators their statements use ahead of
+// pg_catalog, every write still succeeds and stages as usual.
+TEST_F(Capture, AWritersSearchPathCannotShadowWhatTheTriggersCall) {
+  sql("CREATE TABLE src (id int PRIMARY KEY, a numeric, b text, i int);"
+      "INSERT INTO src SELECT g, g, 'x', g FROM generate_series(1, 10) g");
+  define_and_stop("TRANSFORM view1 FROM src SELECT a * 2 AS twice, b AS b, i AS i", "view1");
+  std::string evil =
+      "CREATE SCHEMA evil; CREATE FUNCTION evil.called() RETURNS int LANGUAGE plpgsql AS $$ "
+      "BEGIN RAISE EXCEPTION 'a function of schema evil was called'; END $$;";
+  // name, operator or function, argument types, result
+  const char* const shadows[][4] = {
+      {"eq_ta", "=", "text[], text[]", "bool"},
+      {"eq_n", "=", "numeric, numeric", "bool"},
+      {"eq_i", "=", "integer, integer", "bool"},
+      {"eq_t", "=", "text, text", "bool"},
+      {"eq_li", "=", "bigint, integer", "bool"},
+      {"mod_li", "%", "bigint, integer", "bigint"},
+      {"mod_i", "%", "integer, integer", "integer"},
+      {"and_i", "&", "integer, integer", "integer"},
+      {"hashtext", "", "text", "integer"},
+      {"pg_sequence_last_value", "", "regclass", "bigint"},
+  };
+  for (const auto& sh : shadows) {
+    evil += fmt::format(
+        "CREATE FUNCTION evil.{}({}) RETURNS {} LANGUAGE sql AS 'SELECT evil.called()::{}';", sh[0],
+        sh[2], sh[3], sh[3]);
+    std::string args = sh[2];
+    if (*sh[1])
+      evil += fmt::format(
+          "CREATE OPERATOR evil.{} (LEFTARG = {}, RIGHTARG = {}, FUNCTION = evil.{});", sh[1],
+          args.substr(0, args.find(',')), args.substr(args.find(',') + 2), sh[0]);
+  }
+  sql(evil);
+
+  mark_ring();
+  auto writer = pg::Connection::open(url_, {.search_path = "evil, pg_catalog, public"});
+  // The writer's own statements avoid = and % on the shadowed types.
+  EXPECT_NO_THROW(writer->exec("UPDATE src SET b = 'y' WHERE id BETWEEN 1 AND 1"));
+  EXPECT_NO_THROW(writer->exec("UPDATE src SET a = 0, i = 0 WHERE id BETWEEN 2 AND 2"));
+  EXPECT_NO_THROW(writer->exec("INSERT INTO src VALUES (11, 11, 'x', 11)"));
+  EXPECT_NO_THROW(writer->exec("DELETE FROM src WHERE id BETWEEN 3 AND 3"));
+  EXPECT_EQ(keys_staged_since_mark(), "{11},{1},{2},{3}");
 }
 
 }  // namespace trellis::test
