@@ -1,10 +1,12 @@
-// One build step of the transform this connection claims. A 1-1 build's
-// ranges phase writes (cursor, upper] of the source in one set-based
-// statement (an INSERT into a fresh target, or an upsert of what differs
-// plus a delete of what is gone when rebuilding over rows readers use);
-// meanwhile drains park the transform's keys. The parked phase moves parked
-// keys into the page and re-derives them with the drain's statements; when
-// none are left the transform goes live. Both phases start behind a fence:
+// One build step of the transform this connection claims. The ranges phase
+// writes (cursor, upper] of the source (an aggregate's ledger entries) in one
+// set-based statement (an INSERT into a fresh table, or an upsert of what
+// differs plus a delete of what is gone when rebuilding over rows readers
+// use); an aggregate's group_ranges phase then writes the groups the same
+// way, one GROUP BY over a range of the ledger's group index each; meanwhile
+// drains park the transform's keys. The parked phase moves parked keys into
+// the page and re-derives them with the drain's statements; when none are
+// left the transform goes live. Every phase starts behind a fence:
 // no worker transaction that read the phase before may still be open
 // (docs/architecture.md, "Building by ranges"). Every other step is a keyset
 // chunk: find the chunk's upper key, gather the keys in (cursor, upper] into
@@ -43,11 +45,11 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
   const auto& def = *found;
   using catalog::BuildPhase;
   auto phase = claim.get_opt(0, 1) ? catalog::phase_named(claim.get(0, 1)) : BuildPhase::source;
-  bool fenced =
-      phase == BuildPhase::parked || (phase == BuildPhase::ranges && !claim.get_opt(0, 2));
+  bool by_ranges = phase == BuildPhase::ranges || phase == BuildPhase::group_ranges;
+  bool fenced = phase == BuildPhase::parked || (by_ranges && !claim.get_opt(0, 2));
   try {
     if (fenced && !fence_passed(conn, id)) return true;
-    if (phase == BuildPhase::ranges && run_range(conn, def)) return true;
+    if (by_ranges && run_range(conn, def)) return true;
     run_chunk(conn, def);
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
@@ -66,7 +68,8 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
         conn, e,
         [&]() -> std::optional<std::vector<apply::TransformWork>> {
           auto chunk = fill_chunk(conn, def);
-          if (!chunk || chunk->phase == catalog::BuildPhase::groups)
+          if (!chunk || chunk->phase == catalog::BuildPhase::groups ||
+              chunk->phase == catalog::BuildPhase::group_ranges)
             return std::nullopt;  // groups carry no key
           return std::vector<apply::TransformWork>{chunk->work};
         },
@@ -114,17 +117,23 @@ bool Builder::run_range(pg::Connection& conn, const catalog::TransformDef& def) 
   pg::Transaction txn(conn);
   auto state = conn.exec(sql_.check, {id, std::to_string(def.version)});
   if (state.rows() == 0) return true;  // paused, redefined or reclaimed meanwhile
-  if (catalog::phase_named(state.get(0, 0)) != catalog::BuildPhase::ranges) return false;
-  // Held keys stay as they are; keyset chunks leave them out.
-  if (conn.exec(sql_.holds_keys, {id}).get_bool(0, 0)) return false;
+  auto phase = catalog::phase_named(state.get(0, 0));
+  bool groups = phase == catalog::BuildPhase::group_ranges;
+  if (phase != catalog::BuildPhase::ranges && !groups) return false;
+  // Held keys stay as they are; keyset chunks leave them out. (Group ranges
+  // read the ledger, where a held key's entry stays as it was.)
+  if (!groups && conn.exec(sql_.holds_keys, {id}).get_bool(0, 0)) return false;
   pg::Param cursor = state.get_opt(0, 1);
   if (!cursor && !state.get_bool(0, 5)) return true;  // the phase's fence has not passed
   bool rewrite = state.get_bool(0, 2);
-  auto bound = conn.exec(sql.source_chunk_bound, {cursor, std::to_string(config_.range_rows)});
+  auto bound = conn.exec(groups ? sql.group_range_bound : sql.source_chunk_bound,
+                         {cursor, std::to_string(config_.range_rows)});
   pg::Param upper = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
-  int64_t rows = 0;
+  int64_t rows = 0;  // source rows built (group ranges add none)
   try {
-    if (rewrite)
+    if (groups)
+      conn.exec(rewrite ? sql.group_range_rewrite : sql.group_range_insert, {cursor, upper});
+    else if (rewrite)
       rows = conn.exec(sql.range_rewrite, {cursor, upper}).get_int(0, 0);
     else
       rows = conn.exec(sql.range_insert, {cursor, upper}).affected();
@@ -137,8 +146,8 @@ bool Builder::run_range(pg::Connection& conn, const catalog::TransformDef& def) 
   }
   std::vector<apply::Statement> stmts;
   stmts.push_back({sql_.advance_range, {id, upper, std::to_string(rows)}});
-  if (!upper) {  // the last range: on to the phase after ranges (parked)
-    auto next = catalog::next_phase(catalog::BuildPhase::ranges, rewrite, def.shape);
+  if (!upper) {  // the phase's last range: on to the next phase
+    auto next = catalog::next_phase(phase, rewrite, def.shape);
     if (next)
       stmts.push_back({sql_.next_phase, {id, std::string(catalog::name(*next))}});
     else
@@ -171,7 +180,7 @@ std::optional<Builder::Chunk> Builder::fill_chunk(pg::Connection& conn,
     return chunk;
   }
   bool over_target = chunk.phase == BuildPhase::target || chunk.phase == BuildPhase::fields;
-  bool groups = chunk.phase == BuildPhase::groups;
+  bool groups = chunk.phase == BuildPhase::groups || chunk.phase == BuildPhase::group_ranges;
   const std::string& bound_sql = groups        ? sql.group_chunk_bound
                                  : over_target ? sql.sweep_chunk_bound
                                                : sql.source_chunk_bound;

@@ -1,11 +1,13 @@
 // The build (docs/architecture.md, data path step 7): once capture is
 // installed, a drain thread claims a backfilling transform and builds it one
-// short transaction at a time. A 1-1 target is written by key ranges, one
-// set-based statement per range, while drains park the keys they read; the
-// parked keys are then re-derived with the drain's statements before the
-// transform goes live. Aggregates, field builds, ranges that fail with a
-// data error and transforms holding keys go by keyset chunks through the
-// drain's own re-derive statements (lock, then derive: invariant I1).
+// short transaction at a time. A 1-1 target (an aggregate's ledger) is
+// written by key ranges, one set-based statement per range, and an
+// aggregate's groups by ranges of the ledger's group index, while drains
+// park the keys they read; the parked keys are then re-derived with the
+// drain's statements before the transform goes live. Field builds, ranges
+// that fail with a data error and transforms holding keys go by keyset
+// chunks through the drain's own re-derive statements (lock, then derive:
+// invariant I1).
 #pragma once
 
 #include <map>
@@ -44,7 +46,7 @@ class Builder {
   // Waits (briefly) for the fence of a phase that needs one; false when it
   // has not passed yet.
   bool fence_passed(pg::Connection& conn, int id);
-  // One range of a 1-1 build; false when this step must be a keyset chunk
+  // One range of a ranges or group_ranges phase; false when this step must be a keyset chunk
   // instead (the transform holds keys, or the range failed with a data
   // error, whose key the chunk path finds and charges).
   bool run_range(pg::Connection& conn, const catalog::TransformDef& def);

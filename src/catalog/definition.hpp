@@ -83,8 +83,8 @@ struct TransformDef {
   std::vector<std::string> paused_columns;
   bool paused(const std::string& field) const;
   // Runtime, not definition: the build writes the target by key ranges
-  // (phase ranges), so drains park the keys they read instead of
-  // re-deriving them (catalog parked_keys).
+  // (phase ranges; an aggregate's groups: group_ranges), so drains park the keys they read instead
+  // of re-deriving them (catalog parked_keys).
   bool parks_changes = false;
 
   std::string target_name() const { return target_schema + "." + target_table; }

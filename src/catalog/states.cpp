@@ -20,8 +20,9 @@ constexpr Words<Status, 5> kStatuses{{{Status::waiting_to_backfill, "waiting_to_
                                       {Status::live, "live"},
                                       {Status::paused, "paused"},
                                       {Status::quarantined, "quarantined"}}};
-constexpr Words<BuildPhase, 7> kPhases{{{BuildPhase::awaiting_capture, "awaiting_capture"},
+constexpr Words<BuildPhase, 8> kPhases{{{BuildPhase::awaiting_capture, "awaiting_capture"},
                                         {BuildPhase::ranges, "ranges"},
+                                        {BuildPhase::group_ranges, "group_ranges"},
                                         {BuildPhase::parked, "parked"},
                                         {BuildPhase::source, "source"},
                                         {BuildPhase::target, "target"},

@@ -17,12 +17,24 @@ enum class Shape { one_to_one, aggregate };
 enum class Status { waiting_to_backfill, backfilling, live, paused, quarantined };
 
 // What a backfilling transform's build is doing: waiting for capture to
-// cover it (and for drains on the old definition to end), writing a 1-1
-// target by key ranges while drains park its changed keys (ranges), then
-// re-deriving those parked keys (parked); for aggregates, re-deriving the
-// source's keys, sweeping the keys only the target holds (after RESUME) and
-// recomputing each group once; or building named fields (ALTER).
-enum class BuildPhase { awaiting_capture, ranges, parked, source, target, groups, fields };
+// cover it (and for drains on the old definition to end), writing the target
+// (an aggregate's ledger) by source-key ranges while drains park its changed
+// keys (ranges), for aggregates then writing the groups by group-key ranges
+// of the ledger, drains still parking (group_ranges), then re-deriving the
+// parked keys (parked); builds begun by an earlier version re-derive the
+// source's keys, sweep the keys only the target holds (after RESUME) and
+// recompute each group once (source, target, groups); or building named
+// fields (ALTER).
+enum class BuildPhase {
+  awaiting_capture,
+  ranges,
+  group_ranges,
+  parked,
+  source,
+  target,
+  groups,
+  fields
+};
 
 // Why capture or the data path stopped a transform: capture could not be
 // installed, a privilege error halted it, or the source changed under it.

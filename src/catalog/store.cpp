@@ -22,13 +22,14 @@ std::string Store::work_channel() const {
 std::vector<TransformDef> Store::read(pg::Connection& conn, const std::string& where,
                                       const std::vector<pg::Param>& params) {
   auto res = conn.exec_prepared(
-      fmt::format(
-          "SELECT id, version, status, source_table_id, statement, definition::text, "
-          "EXISTS (SELECT 1 FROM {} c WHERE c.table_schema = t.target_schema AND "
-          "c.table_name = t.target_table AND c.installed_signature IS NOT NULL), "
-          "paused_columns::text, status = {} AND build_phase = {} FROM {} t WHERE {} ORDER BY id",
-          table("captured_tables"), literal(Status::backfilling), literal(BuildPhase::ranges),
-          table("transforms"), where),
+      fmt::format("SELECT id, version, status, source_table_id, statement, definition::text, "
+                  "EXISTS (SELECT 1 FROM {} c WHERE c.table_schema = t.target_schema AND "
+                  "c.table_name = t.target_table AND c.installed_signature IS NOT NULL), "
+                  "paused_columns::text, status = {} AND build_phase IN ({}, {}) FROM {} t WHERE "
+                  "{} ORDER BY id",
+                  table("captured_tables"), literal(Status::backfilling),
+                  literal(BuildPhase::ranges), literal(BuildPhase::group_ranges),
+                  table("transforms"), where),
       params);
   std::vector<TransformDef> out;
   for (int i = 0; i < res.rows(); ++i) {

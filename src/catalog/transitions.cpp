@@ -132,9 +132,10 @@ std::string_view bump_version() {
 
 std::optional<BuildPhase> next_phase(BuildPhase phase, bool sweep, Shape shape) {
   if (phase == BuildPhase::fields) return std::nullopt;
-  if (phase == BuildPhase::ranges) return BuildPhase::parked;
-  if (phase == BuildPhase::parked)
-    return shape == Shape::aggregate ? std::optional(BuildPhase::groups) : std::nullopt;
+  if (phase == BuildPhase::ranges)
+    return shape == Shape::aggregate ? BuildPhase::group_ranges : BuildPhase::parked;
+  if (phase == BuildPhase::group_ranges) return BuildPhase::parked;
+  if (phase == BuildPhase::parked) return std::nullopt;
   if (phase == BuildPhase::source && sweep) return BuildPhase::target;
   if (phase != BuildPhase::groups && shape == Shape::aggregate) return BuildPhase::groups;
   return std::nullopt;

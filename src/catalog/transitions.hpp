@@ -59,7 +59,7 @@ bool running(Status status);
 std::string_view bump_version();
 
 // The phase a build goes to after `phase`, or none when the build is done:
-// ranges -> parked -> (aggregates: groups) -> live. A field build is the
+// ranges -> (aggregates: group_ranges) -> parked -> live. A field build is the
 // single phase `fields`. Builds begun by an earlier version go on by keyset
 // chunks: source -> target (only with `sweep`, after RESUME) -> groups
 // (aggregates) -> live.

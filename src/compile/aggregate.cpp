@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "base/sql_text.hpp"
 #include "compile/aggregate_state.hpp"
@@ -311,26 +312,41 @@ std::string ledger_aggregate(const TransformDef& d, const std::vector<Field>& fi
       true, fields, extra);
 }
 
+// A group row `source` computed from the ledger, set onto the target row
+// __t: the SET list of every field and state column, and the condition
+// that some of them differ (compared as the drain compares them). Nothing
+// when the target has no such column.
+struct GroupRewrite {
+  std::string sets;
+  std::string differs;
+};
+std::optional<GroupRewrite> group_rewrite(const TransformDef& d, const std::string& source) {
+  std::vector<std::string> written;
+  for (const auto& f : d.fields) written.push_back(f.name);
+  for (const auto& c : state_columns(d)) written.push_back(c);
+  if (written.empty()) return std::nullopt;
+  GroupRewrite out;
+  out.sets = join<std::string>(written, ", ", [&](const std::string& c) {
+    return ident(c) + " = " + source + "." + ident(c);
+  });
+  out.differs =
+      join<Field>(d.fields, " OR ", [&](const Field& f) { return changed_from(f, source); });
+  for (const auto& c : state_columns(d))
+    out.differs += fmt::format("{0}__t.{1} IS DISTINCT FROM {2}.{1}",
+                               out.differs.empty() ? "" : " OR ", ident(c), source);
+  return out;
+}
+
 // Groups phase: every field and the state set from the ledger, empty groups
 // deleted; rows already equal are left unwritten.
 std::string recompute(const TransformDef& d) {
   std::string agg = ledger_aggregate(d, d.fields, absolute_state(d));
-  std::vector<std::string> written;
-  for (const auto& f : d.fields) written.push_back(f.name);
-  for (const auto& c : state_columns(d)) written.push_back(c);
   std::string update = "SELECT 1 WHERE false";
-  if (!written.empty()) {
-    std::string sets = join<std::string>(
-        written, ", ", [](const std::string& c) { return ident(c) + " = __s." + ident(c); });
-    std::string differs = join<Field>(d.fields, " OR ", changed);
-    for (const auto& c : state_columns(d))
-      differs += fmt::format("{0}__t.{1} IS DISTINCT FROM __s.{1}", differs.empty() ? "" : " OR ",
-                             ident(c));
+  if (auto rewrite = group_rewrite(d, "__s"))
     update = fmt::format(
         "UPDATE {} AS __t SET {} FROM __trellis_agg __s WHERE __t.\"__group\" = __s.\"__group\" "
         "AND ({}) RETURNING 1",
-        target(d), sets, differs);
-  }
+        target(d), rewrite->sets, rewrite->differs);
   return fmt::format(
       "WITH __trellis_g AS (SELECT grp FROM {0} WHERE tid = {1}), __trellis_agg AS ({2}), "
       "__trellis_upd AS ({3}), __trellis_del AS (DELETE FROM {4} AS __t USING __trellis_g __g "
@@ -417,6 +433,63 @@ std::string group_chunk_bound(const TransformDef& d) {
       next_after("COALESCE($1::text[], '{}'::text[])"), next_after("__s.g"));
 }
 
+// The $2-th ledger entry after group $1 (NULL: from the start) in the
+// group index, or no row when fewer are left: the upper bound of a group
+// range of about $2 entries (all of the bound's group falls inside it).
+std::string group_range_bound(const TransformDef& d) {
+  return fmt::format(
+      "SELECT \"__ledger_group\" FROM {} WHERE ($1::text[] IS NULL OR \"__ledger_group\" > "
+      "$1::text[]) ORDER BY \"__ledger_group\" OFFSET $2::int - 1 LIMIT 1",
+      ledger(d));
+}
+
+// Target rows of the groups in ($1, $2] (NULL: an open end): each computed
+// once from the present ledger entries of that range of the group index,
+// the group columns decoded from the encoded group as the drain writes them.
+std::string range_groups(const TransformDef& d) {
+  std::string alias = ident(d.alias);
+  std::string grouped = grouped_select(
+      d, ledger(d),
+      fmt::format(" WHERE {0}.\"__present\" AND ($1::text[] IS NULL OR {0}.\"__ledger_group\" > "
+                  "$1::text[]) AND ($2::text[] IS NULL OR {0}.\"__ledger_group\" <= $2::text[])",
+                  alias),
+      true, d.fields, absolute_state(d));
+  std::string cols;
+  for (const auto& f : d.fields) cols += ", __a." + ident(f.name);
+  for (const auto& c : state_columns(d)) cols += ", __a." + ident(c);
+  return fmt::format("SELECT __a.\"__group\", {}{} FROM ({}) __a",
+                     decode_group(d.group, "__a.\"__group\""), cols, grouped);
+}
+
+std::string target_column_list(const TransformDef& d) {
+  std::string cols = "\"__group\"";
+  for (const auto& g : d.group) cols += ", " + ident(g.name);
+  for (const auto& f : d.fields) cols += ", " + ident(f.name);
+  for (const auto& c : state_columns(d)) cols += ", " + ident(c);
+  return "(" + cols + ")";
+}
+
+std::string group_range_insert(const TransformDef& d) {
+  return fmt::format("INSERT INTO {} {} {}", target(d), target_column_list(d), range_groups(d));
+}
+
+// Rows equal to what the range computes are left unwritten (compared as the
+// drain compares them), so a rebuild over a correct target writes nothing.
+std::string group_range_rewrite(const TransformDef& d) {
+  std::string on_conflict = "DO NOTHING";
+  if (auto rewrite = group_rewrite(d, "EXCLUDED"))
+    on_conflict = fmt::format("DO UPDATE SET {} WHERE {}", rewrite->sets, rewrite->differs);
+  return fmt::format(
+      "WITH __trellis_agg AS MATERIALIZED ({0}), __trellis_up AS (INSERT INTO {1} AS __t {2} "
+      "SELECT * FROM __trellis_agg ON CONFLICT (\"__group\") {3} RETURNING 1), __trellis_del AS "
+      "(DELETE FROM {1} AS __t WHERE ($1::text[] IS NULL OR __t.\"__group\" > $1::text[]) AND "
+      "($2::text[] IS NULL OR __t.\"__group\" <= $2::text[]) AND NOT EXISTS (SELECT 1 FROM "
+      "__trellis_agg __s WHERE __s.\"__group\" = __t.\"__group\") RETURNING 1) SELECT (SELECT "
+      "count(*) FROM __trellis_agg), (SELECT count(*) FROM __trellis_up), (SELECT count(*) FROM "
+      "__trellis_del)",
+      range_groups(d), target(d), target_column_list(d), on_conflict);
+}
+
 }  // namespace
 
 TransformSql compile_aggregate(const TransformDef& d) {
@@ -445,6 +518,9 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.page_sweep_range = page_range(d, ledger(d));
   sql.range_insert = range_insert_entries(d);
   sql.range_rewrite = range_rewrite_entries(d);
+  sql.group_range_bound = group_range_bound(d);
+  sql.group_range_insert = group_range_insert(d);
+  sql.group_range_rewrite = group_range_rewrite(d);
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
   sql.oracle_select = grouped_select(d, source, where, false, d.fields);
   return sql;

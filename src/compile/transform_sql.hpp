@@ -53,6 +53,17 @@ struct TransformSql {
   // the source rows it read. Neither reads or writes the page.
   std::string range_insert;
   std::string range_rewrite;
+  // An aggregate's groups by group-key ranges of the ledger (empty for
+  // 1-1): group_range_bound, $1 = cursor (an encoded group or NULL), $2 =
+  // ledger entries per range -> the range's last group, or no row for the
+  // last range; group_range_insert writes the groups in ($1, $2] (NULL: an
+  // open end), each computed once by one GROUP BY over that index range of
+  // the ledger, into a target that holds none of them; group_range_rewrite
+  // upserts the groups that differ and deletes the range's groups the ledger
+  // no longer holds, returning the number of groups it computed.
+  std::string group_range_bound;
+  std::string group_range_insert;
+  std::string group_range_rewrite;
   // The definition as a plain SELECT, for the oracle.
   std::string oracle_select;
 };

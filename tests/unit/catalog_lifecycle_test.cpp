@@ -140,9 +140,11 @@ TEST(Lifecycle, BuildPhasesRunInOrder) {
   EXPECT_EQ(first_phase(), P::ranges);
   for (bool sweep : {false, true}) {
     for (auto shape : {Shape::one_to_one, Shape::aggregate})
-      EXPECT_EQ(next_phase(P::ranges, sweep, shape), P::parked);
+      EXPECT_EQ(next_phase(P::ranges, sweep, shape),
+                shape == Shape::aggregate ? P::group_ranges : P::parked);
     EXPECT_EQ(next_phase(P::parked, sweep, Shape::one_to_one), std::nullopt);
-    EXPECT_EQ(next_phase(P::parked, sweep, Shape::aggregate), P::groups);
+    EXPECT_EQ(next_phase(P::group_ranges, sweep, Shape::aggregate), P::parked);
+    EXPECT_EQ(next_phase(P::parked, sweep, Shape::aggregate), std::nullopt);
   }
   EXPECT_EQ(next_phase(P::source, false, Shape::one_to_one), std::nullopt);
   EXPECT_EQ(next_phase(P::source, true, Shape::one_to_one), P::target);
