@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "catalog/range_claims.hpp"
 #include "catalog/transitions.hpp"
 #include "compile/one_to_one.hpp"
 #include "compile/transform_sql.hpp"
@@ -34,9 +35,11 @@ Builder::Builder(catalog::Store& store, BuildConfig config)
     : store_(store),
       config_(config),
       sql_(catalog::Lifecycle(store).build_statements(compile::kPageTable)),
+      ranges_(catalog::range_claim_statements(store)),
       quarantine_(store.schema()) {}
 
 bool Builder::build_one_chunk(pg::Connection& conn) {
+  if (build_a_range(conn)) return true;
   auto claim = conn.exec_prepared(sql_.claim);
   if (claim.rows() == 0) return false;
   int id = static_cast<int>(claim.get_int(0, 0));
@@ -45,11 +48,10 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
   const auto& def = *found;
   using catalog::BuildPhase;
   auto phase = claim.get_opt(0, 1) ? catalog::phase_named(claim.get(0, 1)) : BuildPhase::source;
-  bool by_ranges = phase == BuildPhase::ranges || phase == BuildPhase::group_ranges;
-  bool fenced = phase == BuildPhase::parked || (by_ranges && !claim.get_opt(0, 2));
+  // A phase by ranges comes here only once turned over to keyset chunks
+  // (its fence passed before).
   try {
-    if (fenced && !fence_passed(conn, id)) return true;
-    if (by_ranges && run_range(conn, def)) return true;
+    if (phase == BuildPhase::parked && !fence_passed(conn, id)) return true;
     run_chunk(conn, def);
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
@@ -106,56 +108,120 @@ bool Builder::fence_passed(pg::Connection& conn, int id) {
   return false;
 }
 
-bool Builder::run_range(pg::Connection& conn, const catalog::TransformDef& def) {
-  auto pending = chunks_before_ranges_.find(def.id);
-  if (pending != chunks_before_ranges_.end()) {
-    if (--pending->second <= 0) chunks_before_ranges_.erase(pending);
-    return false;
+bool Builder::build_a_range(pg::Connection& conn) {
+  auto candidates = conn.exec_prepared(ranges_.candidates);
+  for (int i = 0; i < candidates.rows(); ++i) {
+    int id = static_cast<int>(candidates.get_int(i, 0));
+    auto found = store_.transform_by_id(conn, id);
+    if (!found || !fence_passed(conn, id)) continue;
+    auto claimed = claim_range(conn, *found);
+    if (claimed.phase_moved) return true;
+    if (!claimed.range) continue;
+    run_claimed_range(conn, *found, *claimed.range);
+    return true;
   }
-  const auto& sql = rederiver_.sql(def);
+  return false;
+}
+
+Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
+                                               const catalog::TransformDef& def) {
   std::string id = std::to_string(def.id);
   pg::Transaction txn(conn);
-  auto state = conn.exec(sql_.check, {id, std::to_string(def.version)});
-  if (state.rows() == 0) return true;  // paused, redefined or reclaimed meanwhile
-  auto phase = catalog::phase_named(state.get(0, 0));
-  bool groups = phase == catalog::BuildPhase::group_ranges;
-  if (phase != catalog::BuildPhase::ranges && !groups) return false;
-  // Held keys stay as they are; keyset chunks leave them out. (Group ranges
-  // read the ledger, where a held key's entry stays as it was.)
-  if (!groups && conn.exec(sql_.holds_keys, {id}).get_bool(0, 0)) return false;
-  pg::Param cursor = state.get_opt(0, 1);
-  if (!cursor && !state.get_bool(0, 5)) return true;  // the phase's fence has not passed
-  bool rewrite = state.get_bool(0, 2);
-  auto bound = conn.exec(groups ? sql.group_range_bound : sql.source_chunk_bound,
-                         {cursor, std::to_string(config_.range_rows)});
-  pg::Param upper = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
-  int64_t rows = 0;  // source rows built (group ranges add none)
-  try {
-    if (groups)
-      conn.exec(rewrite ? sql.group_range_rewrite : sql.group_range_insert, {cursor, upper});
-    else if (rewrite)
-      rows = conn.exec(sql.range_rewrite, {cursor, upper}).get_int(0, 0);
-    else
-      rows = conn.exec(sql.range_insert, {cursor, upper}).affected();
-  } catch (const pg::SqlError& e) {
-    if (!conn.healthy() || e.failure_class() != pg::FailureClass::data) throw;
-    spdlog::info("build range of {} failed ({}): building it by keyset chunks", def.target_name(),
-                 e.what());
-    chunks_before_ranges_[def.id] = config_.range_rows / config_.chunk_rows;
-    return false;
+  conn.exec(ranges_.open_frontier, {id});
+  auto frontier = conn.exec(ranges_.lock_frontier, {id, std::to_string(def.version)});
+  if (frontier.rows() == 0 || !frontier.get_bool(0, 1)) return {};  // moved on meanwhile
+  if (!frontier.get_bool(0, 0)) {  // left by an earlier phase or build
+    conn.exec(ranges_.reset_frontier, {id});
+    frontier = conn.exec(ranges_.lock_frontier, {id, std::to_string(def.version)});
   }
-  std::vector<apply::Statement> stmts;
-  stmts.push_back({sql_.advance_range, {id, upper, std::to_string(rows)}});
-  if (!upper) {  // the phase's last range: on to the next phase
-    auto next = catalog::next_phase(phase, rewrite, def.shape);
+  if (frontier.get_bool(0, 6)) return {};  // turned over to keyset chunks
+  RangeClaim claim;
+  claim.fence = frontier.get(0, 2);
+  claim.phase = catalog::phase_named(frontier.get(0, 3));
+  auto taken = conn.exec(ranges_.take_over, {id, claim.fence});
+  if (taken.rows() > 0) {  // a claim whose backend is gone or let it go
+    claim.seq = static_cast<int>(taken.get_int(0, 0));
+    claim.lo = taken.get_opt(0, 1);
+    claim.hi = taken.get_opt(0, 2);
+    txn.commit();
+    return {std::move(claim), false};
+  }
+  if (frontier.get_bool(0, 5)) {  // the last range is claimed
+    if (conn.exec(ranges_.any_not_done, {id, claim.fence}).get_bool(0, 0)) return {};
+    std::vector<apply::Statement> stmts = {{ranges_.finish_phase, {id, claim.fence}}};
+    bool rewrite = conn.exec(ranges_.range_check, {id, std::to_string(def.version), claim.fence,
+                                                   std::string(catalog::name(claim.phase))})
+                       .get_bool(0, 0);
+    auto next = catalog::next_phase(claim.phase, rewrite, def.shape);
     if (next)
       stmts.push_back({sql_.next_phase, {id, std::string(catalog::name(*next))}});
     else
       stmts.push_back({sql_.go_live, {id}});
+    conn.pipeline(stmts);
+    txn.commit();
+    return {std::nullopt, true};
   }
-  conn.pipeline(stmts);
+  const auto& sql = rederiver_.sql(def);
+  claim.seq = static_cast<int>(frontier.get_int(0, 7));
+  claim.lo = frontier.get_opt(0, 4);
+  bool groups = claim.phase == catalog::BuildPhase::group_ranges;
+  auto bound = conn.exec(groups ? sql.group_range_bound : sql.source_chunk_bound,
+                         {claim.lo, std::to_string(config_.range_rows)});
+  claim.hi = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
+  conn.exec(ranges_.add_claim, {id, claim.fence, std::to_string(claim.seq), claim.lo, claim.hi});
   txn.commit();
-  return true;
+  return {std::move(claim), false};
+}
+
+void Builder::run_claimed_range(pg::Connection& conn, const catalog::TransformDef& def,
+                                const RangeClaim& claim) {
+  const auto& sql = rederiver_.sql(def);
+  std::string id = std::to_string(def.id);
+  std::vector<pg::Param> key = {id, claim.fence, std::to_string(claim.seq)};
+  bool groups = claim.phase == catalog::BuildPhase::group_ranges;
+  bool by_chunks = false;
+  try {
+    pg::Transaction txn(conn);
+    auto state = conn.exec(ranges_.range_check, {id, std::to_string(def.version), claim.fence,
+                                                 std::string(catalog::name(claim.phase))});
+    if (state.rows() == 0) return;  // paused, redefined or moved on meanwhile
+    if (conn.exec(ranges_.lock_claim, key).rows() == 0) return;  // no longer this backend's
+    bool rewrite = state.get_bool(0, 0);
+    // Held keys stay as they are; keyset chunks leave them out. (Group
+    // ranges read the ledger, where a held key's entry stays as it was.)
+    by_chunks = !groups && conn.exec(sql_.holds_keys, {id}).get_bool(0, 0);
+    if (!by_chunks) {
+      int64_t rows = 0;  // source rows built (group ranges add none)
+      if (groups)
+        conn.exec(rewrite ? sql.group_range_rewrite : sql.group_range_insert, {claim.lo, claim.hi});
+      else if (rewrite)
+        rows = conn.exec(sql.range_rewrite, {claim.lo, claim.hi}).get_int(0, 0);
+      else
+        rows = conn.exec(sql.range_insert, {claim.lo, claim.hi}).affected();
+      auto done = key;
+      done.push_back(std::to_string(rows));
+      conn.exec(ranges_.complete_claim, done);
+      txn.commit();
+    }
+  } catch (const pg::SqlError& e) {
+    if (!conn.healthy()) throw;
+    if (e.failure_class() == pg::FailureClass::transient) {
+      spdlog::debug("build range of {} failed ({}): it is retried", def.target_name(), e.what());
+      conn.exec(ranges_.release_claim, key);
+      return;
+    }
+    // The chunk path finds the failing key and charges it, or halts the
+    // transform, or reports the failure, as for any chunk.
+    spdlog::info("build range of {} failed ({}): building the rest of this phase by keyset chunks",
+                 def.target_name(), e.what());
+    by_chunks = true;
+  }
+  if (by_chunks) {
+    pg::Transaction txn(conn);
+    if (conn.exec(ranges_.lock_for_chunks, {id, claim.fence}).rows() == 0) return;
+    conn.exec(ranges_.to_chunks, {id, claim.fence});
+    txn.commit();
+  }
 }
 
 std::optional<Builder::Chunk> Builder::fill_chunk(pg::Connection& conn,

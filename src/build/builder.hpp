@@ -10,11 +10,13 @@
 // invariant I1).
 #pragma once
 
-#include <map>
+#include <optional>
+#include <string>
 
 #include "apply/quarantine.hpp"
 #include "apply/rederive.hpp"
 #include "catalog/lifecycle.hpp"
+#include "catalog/range_claims.hpp"
 #include "catalog/store.hpp"
 #include "pg/connection.hpp"
 
@@ -46,21 +48,37 @@ class Builder {
   // Waits (briefly) for the fence of a phase that needs one; false when it
   // has not passed yet.
   bool fence_passed(pg::Connection& conn, int id);
-  // One range of a ranges or group_ranges phase; false when this step must be a keyset chunk
-  // instead (the transform holds keys, or the range failed with a data
-  // error, whose key the chunk path finds and charges).
-  bool run_range(pg::Connection& conn, const catalog::TransformDef& def);
+  // A range of some transform in a phase by ranges (catalog/range_claims):
+  // claims one and runs it, or moves a phase whose ranges are all done on.
+  // False when no such work is left for this thread.
+  bool build_a_range(pg::Connection& conn);
+  struct RangeClaim {
+    std::string fence;  // the phase's build_fence, as text
+    catalog::BuildPhase phase = catalog::BuildPhase::ranges;
+    int seq = 0;
+    pg::Param lo, hi;  // (lo, hi]; nothing: an open end
+  };
+  struct RangeClaimResult {
+    std::optional<RangeClaim> range;  // the claim taken, committed
+    bool phase_moved = false;         // every range was done: the phase moved on
+  };
+  RangeClaimResult claim_range(pg::Connection& conn, const catalog::TransformDef& def);
+  // The claim's range in one transaction, marked done in its commit. A
+  // transient failure lets the claim go (the next claimer retries it); any
+  // other failure, or held keys, turns the rest of the phase over to keyset
+  // chunks, whose path finds and charges a failing key (or halts, or
+  // reports) as for any chunk.
+  void run_claimed_range(pg::Connection& conn, const catalog::TransformDef& def,
+                         const RangeClaim& claim);
   std::optional<Chunk> fill_chunk(pg::Connection& conn, const catalog::TransformDef& def);
   void run_chunk(pg::Connection& conn, const catalog::TransformDef& def);
 
   catalog::Store& store_;
   BuildConfig config_;
   catalog::BuildStatements sql_;
+  catalog::RangeClaimStatements ranges_;
   apply::Rederiver rederiver_;
   apply::Quarantine quarantine_;
-  // Per transform: keyset chunks still to run before trying ranges again,
-  // after a range failed with a data error.
-  std::map<int, int> chunks_before_ranges_;
 };
 
 }  // namespace trellis::build

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/claims.hpp"
+#include "catalog/range_claims.hpp"
 #include "catalog/transitions.hpp"
 #include "pg/arrays.hpp"
 
@@ -72,6 +73,7 @@ Lifecycle::Lifecycle(const Store& store)
       held_keys_(store.table("held_keys")),
       parked_keys_(store.table("parked_keys")),
       workers_(store.table("workers")),
+      not_claimed_by_ranges_(not_claimed_by_ranges(store, "c")),
       waits_for_upstream_(store.waits_for_upstream("t")) {}
 
 void Lifecycle::define(pg::Connection& conn, const TransformDef& def) {
@@ -255,18 +257,20 @@ BuildStatements Lifecycle::build_statements(const std::string& page_table) const
   s.claim = fmt::format(
       "UPDATE {0} t SET (build_owner_pid, build_owner_start) = ({1}) FROM (SELECT c.id FROM {0} c "
       "WHERE {3} AND (c.build_not_before IS NULL OR c.build_not_before <= now()) AND "
-      "(c.build_owner_pid IS NULL OR c.build_owner_pid = pg_backend_pid() OR {2}) ORDER BY c.id "
-      "LIMIT 1 FOR UPDATE SKIP LOCKED) pick WHERE t.id = pick.id "
+      "(c.build_owner_pid IS NULL OR c.build_owner_pid = pg_backend_pid() OR {2}) AND {4} ORDER "
+      "BY c.id LIMIT 1 FOR UPDATE SKIP LOCKED) pick WHERE t.id = pick.id "
       "RETURNING t.id, t.build_phase, t.build_cursor, t.build_sweep_target",
       transforms_, kThisBackend, owner_gone("c.build_owner_pid", "c.build_owner_start"),
-      building("c."));
+      building("c."), not_claimed_by_ranges_);
   s.check = fmt::format(
       "SELECT build_phase, build_cursor, build_sweep_target, array_to_json(build_fields)::text, "
       "build_fence IS NOT NULL, {2} FROM {0} t WHERE id = $1::int AND {1} AND version = $2::int "
       "AND build_owner_pid = pg_backend_pid() FOR NO KEY UPDATE",
       transforms_, building(""), fence_passed("t", workers_));
-  s.set_fence =
-      fmt::format("UPDATE {} SET build_fence = clock_timestamp() WHERE id = $1::int", transforms_);
+  s.set_fence = fmt::format(
+      "UPDATE {} SET build_fence = clock_timestamp() WHERE id = $1::int AND "
+      "build_fence IS NULL",
+      transforms_);
   s.fence_passed = fmt::format("SELECT build_fence IS NOT NULL, {} FROM {} t WHERE id = $1::int",
                                fence_passed("t", workers_), transforms_);
   s.advance_range = fmt::format(

@@ -133,7 +133,8 @@ class Lifecycle {
   std::string held_keys_;
   std::string parked_keys_;
   std::string workers_;
-  std::string waits_for_upstream_;  // over alias t
+  std::string not_claimed_by_ranges_;  // over alias c
+  std::string waits_for_upstream_;     // over alias t
 };
 
 }  // namespace trellis::catalog

@@ -309,4 +309,55 @@ TEST_F(BuildRanges, AggregateChangeCommittedUnderAnOpenGroupRangeIsParkedThenRed
   expect_oracle("dst");
 }
 
+// Ranges are claimed by every drain thread: with ranges of 100 rows and
+// both threads' ranges held open by the gate, two range statements wait at
+// once, each on a claim of its own. A thread killed with its claim (the
+// worker process) leaves it to the next claimer; the build still converges.
+TEST_F(BuildRanges, RangesRunOnEveryDrainThreadAtOnce) {
+  create_source(2000);
+  auto gate = hold(kRangeGate);
+  Options o = options(2);
+  o.build_range_rows = 100;
+  auto t = Trellis::connect(o);
+  t->apply(kDefine);
+  auto waiting = [&] {
+    return count(
+        "SELECT count(*) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid AND NOT "
+        "l.granted AND l.locktype = 'advisory' WHERE a.application_name = 'trellis'");
+  };
+  ASSERT_TRUE(eventually([&] { return waiting() == 2; }, std::chrono::seconds(30)));
+  EXPECT_EQ(count("SELECT count(*) FROM trellis.range_claims WHERE NOT done AND owner_pid IN "
+                  "(SELECT l.pid FROM pg_locks l WHERE NOT l.granted AND l.locktype = "
+                  "'advisory')"),
+            2);
+  release(*gate, kRangeGate);
+  await_status(*t, "dst", "live");
+  EXPECT_EQ(count("SELECT count(*) FROM trellis.range_claims"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM trellis.range_frontiers"), 0);
+  await_converged(*t);
+  expect_oracle("dst");
+}
+
+// Two worker processes share one build's ranges; one is killed with a
+// range open (its claim's backend gone), the other takes the claim over.
+TEST_F(BuildRanges, AClaimOfAKilledWorkerIsTakenOver) {
+  create_source(2000);
+  auto gate = hold(kRangeGate);
+  Options o = options(1, /*staging=*/false);
+  o.build_range_rows = 100;
+  ChildGuard child{fork_worker_process(o)};
+  ASSERT_GT(child.pid, 0);
+  auto staging = start(0);
+  staging->apply(kDefine);
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  child.kill_now();
+  EXPECT_EQ(count("SELECT count(*) FROM trellis.range_claims WHERE NOT done"), 1);
+  release(*gate, kRangeGate);
+  auto fresh = Trellis::connect(o);
+  await_status(*fresh, "dst", "live");
+  await_converged(*fresh);
+  expect_oracle("dst");
+  EXPECT_EQ(count("SELECT count(*) FROM dst"), 2000);
+}
+
 }  // namespace trellis::test
