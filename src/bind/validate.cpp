@@ -378,6 +378,7 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   if (stmt.where) check_columns(stmt, *stmt.where, src, def.alias, "WHERE predicate");
   if (!stmt.group_by.empty()) {
     def.shape = catalog::Shape::aggregate;
+    def.compare_group_text = true;
     def.group = group_columns(stmt, src);
     def.ledger = ledger_columns(stmt, src, def.key, def.group);
     def.without_source_index = stmt.without_source_index;

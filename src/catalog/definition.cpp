@@ -96,7 +96,8 @@ nlohmann::json to_json(const TransformDef& d) {
                       {"group", columns_to_json(d.group)},
                       {"ledger", columns_to_json(d.ledger)},
                       {"accumulators", accumulators},
-                      {"without_source_index", d.without_source_index}};
+                      {"without_source_index", d.without_source_index},
+                      {"group_key", d.compare_group_text ? "json_text" : "text_array"}};
   j["where"] = d.where_sql ? nlohmann::json(*d.where_sql) : nlohmann::json();
   return j;
 }
@@ -118,6 +119,7 @@ TransformDef transform_from_json(const nlohmann::json& j) {
   if (j.contains("group")) d.group = columns_from_json(j.at("group"));
   if (j.contains("ledger")) d.ledger = columns_from_json(j.at("ledger"));
   d.without_source_index = j.value("without_source_index", false);
+  d.compare_group_text = j.value("group_key", std::string("text_array")) == "json_text";
   return d;
 }
 

@@ -73,6 +73,12 @@ struct TransformDef {
   std::vector<Column> group;
   std::vector<Column> ledger;
   std::vector<Accumulator> accumulators;
+  // How an aggregate's group is encoded in its hidden "__group" (target) and
+  // "__ledger_group" (ledger) columns: one text (COLLATE "C") holding the
+  // JSON array of the group's values, which the group indexes compare as
+  // bytes; targets defined by earlier versions keep a text[] of each value's
+  // JSON text (compare_group_text false), compared element by element.
+  bool compare_group_text = false;
   bool without_source_index = false;
   std::string statement;
   // Runtime, not definition: the target is itself captured (another

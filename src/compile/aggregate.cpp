@@ -43,28 +43,53 @@ std::string canonical_group_value(const Column& c, const std::string& value) {
 
 }  // namespace
 
-std::string encode_group(const std::vector<Column>& group, const std::string& alias) {
+std::string encode_group(const TransformDef& d, const std::string& alias) {
+  auto value = [&](const Column& c) {
+    return canonical_group_value(c, alias + "." + ident(c.name));
+  };
+  if (d.compare_group_text)
+    return "json_build_array(" + join<Column>(d.group, ", ", value) + ")::text";
   return "ARRAY[" +
-         join<Column>(group, ", ",
-                      [&](const Column& c) {
-                        return fmt::format("to_jsonb({})::text",
-                                           canonical_group_value(c, alias + "." + ident(c.name)));
-                      }) +
+         join<Column>(d.group, ", ",
+                      [&](const Column& c) { return "to_jsonb(" + value(c) + ")::text"; }) +
          "]";
 }
 
 namespace {
 
-std::string decode_group(const std::vector<Column>& group, const std::string& array_expr) {
+// The declared type of the encoded group.
+std::string group_type(const TransformDef& d) {
+  return d.compare_group_text ? "text COLLATE \"C\"" : "text[]";
+}
+
+// Build cursors (text[] in the catalog) as encoded groups and back: the
+// text encoding travels as a one-element array.
+std::string group_param(const TransformDef& d, const std::string& param) {
+  return d.compare_group_text ? "(" + param + "::text[])[1]" : param + "::text[]";
+}
+std::string group_cursor(const TransformDef& d, const std::string& expr) {
+  return d.compare_group_text ? "ARRAY[" + expr + "]" : expr;
+}
+
+// The touched-groups table (kGroupsTable) holds every encoding as text.
+std::string to_groups_table(const TransformDef& d, const std::string& expr) {
+  return d.compare_group_text ? expr : "(" + expr + ")::text";
+}
+std::string from_groups_table(const TransformDef& d, const std::string& column) {
+  return d.compare_group_text ? column : "(" + column + ")::text[]";
+}
+
+std::string decode_group(const TransformDef& d, const std::string& encoded) {
   std::string out;
-  for (size_t i = 0; i < group.size(); ++i) {
-    std::string elem = fmt::format("({})[{}]", array_expr, i + 1);
+  for (size_t i = 0; i < d.group.size(); ++i) {
+    std::string elem = d.compare_group_text ? fmt::format("(({})::jsonb -> {})", encoded, i)
+                                            : fmt::format("({})[{}]::jsonb", encoded, i + 1);
     // jsonb_to_record reads any JSON value back into any type: scalars,
     // arrays (JSON arrays), composites (JSON objects) and jsonb itself.
-    std::string value = fmt::format(
-        "(SELECT __v.x FROM jsonb_to_record(jsonb_build_object('x', {}::jsonb)) AS __v(x {}))",
-        elem, group[i].type);
-    out += (i ? ", " : "") + value + " AS " + ident(group[i].name);
+    std::string value =
+        fmt::format("(SELECT __v.x FROM jsonb_to_record(jsonb_build_object('x', {})) AS __v(x {}))",
+                    elem, d.group[i].type);
+    out += (i ? ", " : "") + value + " AS " + ident(d.group[i].name);
   }
   return out;
 }
@@ -98,13 +123,12 @@ std::vector<std::string> create(const TransformDef& d) {
   for (const auto& k : d.key) ledger_cols += column_ddl(k, true) + ", ";
   for (const auto& c : ledger_columns(d)) ledger_cols += column_ddl(c, false) + ", ";
   std::vector<std::string> out = {
-      fmt::format("CREATE TABLE {} ({}\"__group\" text[] NOT NULL PRIMARY KEY, "
+      fmt::format("CREATE TABLE {} ({}\"__group\" {} NOT NULL PRIMARY KEY, "
                   "UNIQUE NULLS NOT DISTINCT {})",
-                  target(d), cols, key_tuple(d.group, "")),
-      fmt::format(
-          "CREATE TABLE {} ({}\"__ledger_group\" text[], \"__present\" bool NOT NULL DEFAULT "
-          "false, PRIMARY KEY {})",
-          ledger(d), ledger_cols, key_tuple(d.key, "")),
+                  target(d), cols, group_type(d), key_tuple(d.group, "")),
+      fmt::format("CREATE TABLE {} ({}\"__ledger_group\" {}, \"__present\" bool NOT NULL DEFAULT "
+                  "false, PRIMARY KEY {})",
+                  ledger(d), ledger_cols, group_type(d), key_tuple(d.key, "")),
       fmt::format("CREATE INDEX ON {} (\"__ledger_group\")", ledger(d))};
   for (auto& index : extreme_indexes(d)) out.push_back(std::move(index));
   return out;
@@ -122,9 +146,9 @@ std::string lock_entries(const TransformDef& d) {
 std::string touched_groups(const TransformDef& d, bool with_deltas) {
   if (!with_deltas || !d.any_incremental())
     return fmt::format(
-        "INSERT INTO {0} (tid, grp) SELECT {1}, \"__ledger_group\" FROM __trellis_old UNION SELECT "
-        "{1}, \"__ledger_group\" FROM __trellis_src ON CONFLICT DO NOTHING",
-        kGroupsTable, d.id);
+        "INSERT INTO {0} (tid, grp) SELECT {1}, {2} FROM __trellis_old UNION SELECT {1}, {2} FROM "
+        "__trellis_src ON CONFLICT DO NOTHING",
+        kGroupsTable, d.id, to_groups_table(d, "\"__ledger_group\""));
   std::vector<std::string> contribs = contributions(d);
   std::string removed, added, sums, names;
   for (size_t i = 0; i < contribs.size(); ++i) {
@@ -135,10 +159,11 @@ std::string touched_groups(const TransformDef& d, bool with_deltas) {
     sums += (i ? ", " : "") + fmt::format("sum(__d.{})::numeric", name);
   }
   return fmt::format(
-      "INSERT INTO {0} (tid, grp, delta) SELECT {1}, __d.grp, ARRAY[{2}] FROM (SELECT "
+      "INSERT INTO {0} (tid, grp, delta) SELECT {1}, {7}, ARRAY[{2}] FROM (SELECT "
       "\"__ledger_group\"{3} FROM __trellis_old UNION ALL SELECT {4}.\"__ledger_group\"{5} FROM "
       "__trellis_src AS {4}) AS __d (grp{6}) GROUP BY __d.grp ON CONFLICT DO NOTHING",
-      kGroupsTable, d.id, sums, removed, ident(d.alias), added, names);
+      kGroupsTable, d.id, sums, removed, ident(d.alias), added, names,
+      to_groups_table(d, "__d.grp"));
 }
 
 // The page's present ledger entries before the rewrite, with their
@@ -168,7 +193,7 @@ std::string entry_columns(const TransformDef& d) {
                       [&](const Column& c) {
                         return alias + "." + ident(c.name) + " AS " + ident(c.name);
                       }) +
-         ", " + encode_group(d.group, alias) + " AS \"__ledger_group\"";
+         ", " + encode_group(d, alias) + " AS \"__ledger_group\"";
 }
 
 std::string and_where(const TransformDef& d) {
@@ -193,7 +218,7 @@ std::string entry_sources(const TransformDef& d) {
 std::string lock_entries_with_values(const TransformDef& d) {
   std::vector<CarriedValue> values;
   for (const auto& c : ledger_columns(d)) values.push_back({c, "__s." + ident(c.name)});
-  values.push_back({{"__ledger_group", "text[]", "", false}, "__s.\"__ledger_group\""});
+  values.push_back({{"__ledger_group", group_type(d), "", false}, "__s.\"__ledger_group\""});
   values.push_back(
       {{"__present", "boolean", "", false}, "__s." + ident(d.key[0].name) + " IS NOT NULL"});
   return lock_rows_carrying(ledger(d), d, entry_sources(d), values);
@@ -272,10 +297,11 @@ std::string range_rewrite_entries(const TransformDef& d) {
 }
 
 std::string lock_groups(const TransformDef& d) {
-  std::vector<Column> cols = {{"__group", "text[]", "", true}};
+  std::vector<Column> cols = {{"__group", group_type(d), "", true}};
   cols.insert(cols.end(), d.group.begin(), d.group.end());
-  std::string rows = fmt::format("SELECT g.grp, {} FROM {} g WHERE g.tid = {}",
-                                 decode_group(d.group, "g.grp"), kGroupsTable, d.id);
+  std::string grp = from_groups_table(d, "g.grp");
+  std::string rows = fmt::format("SELECT {}, {} FROM {} g WHERE g.tid = {}", grp,
+                                 decode_group(d, grp), kGroupsTable, d.id);
   return lock_rows(target(d), cols, "(\"__group\")", rows);
 }
 
@@ -348,12 +374,12 @@ std::string recompute(const TransformDef& d) {
         "AND ({}) RETURNING 1",
         target(d), rewrite->sets, rewrite->differs);
   return fmt::format(
-      "WITH __trellis_g AS (SELECT grp FROM {0} WHERE tid = {1}), __trellis_agg AS ({2}), "
+      "WITH __trellis_g AS (SELECT {5} AS grp FROM {0} WHERE tid = {1}), __trellis_agg AS ({2}), "
       "__trellis_upd AS ({3}), __trellis_del AS (DELETE FROM {4} AS __t USING __trellis_g __g "
       "WHERE __t.\"__group\" = __g.grp AND NOT EXISTS (SELECT 1 FROM __trellis_agg __s WHERE "
       "__s.\"__group\" = __t.\"__group\") RETURNING 1) "
       "SELECT (SELECT count(*) FROM __trellis_upd), (SELECT count(*) FROM __trellis_del)",
-      kGroupsTable, d.id, agg, update, target(d));
+      kGroupsTable, d.id, agg, update, target(d), from_groups_table(d, "grp"));
 }
 
 // Drain page: fold each touched group's delta into its state, compute the
@@ -398,7 +424,7 @@ std::string apply_deltas(const TransformDef& d) {
   std::string sets = join<std::string>(
       written, ", ", [](const std::string& c) { return ident(c) + " = __s." + ident(c); });
   return fmt::format(
-      "WITH __trellis_g AS (SELECT grp, delta FROM {0} WHERE tid = {1}), "
+      "WITH __trellis_g AS (SELECT {8} AS grp, delta FROM {0} WHERE tid = {1}), "
       "__trellis_state AS (SELECT __t.\"__group\"{2}{3} FROM {4} AS __t JOIN __trellis_g __g ON "
       "__t.\"__group\" = __g.grp), {5}"
       "__trellis_new AS ({6}), "
@@ -407,7 +433,8 @@ std::string apply_deltas(const TransformDef& d) {
       "__trellis_del AS (DELETE FROM {4} AS __t USING __trellis_new __s WHERE __t.\"__group\" = "
       "__s.\"__group\" AND __s.\"__n\" = 0 RETURNING 1) "
       "SELECT (SELECT count(*) FROM __trellis_upd), (SELECT count(*) FROM __trellis_del)",
-      kGroupsTable, d.id, group_cols, state_cols, target(d), agg_cte, new_rows, sets);
+      kGroupsTable, d.id, group_cols, state_cols, target(d), agg_cte, new_rows, sets,
+      from_groups_table(d, "grp"));
 }
 
 // The last group of the next chunk of groups: the $2-th group after the
@@ -428,9 +455,11 @@ std::string group_chunk_bound(const TransformDef& d) {
   };
   return fmt::format(
       "WITH RECURSIVE __s(g, i) AS (SELECT {}, 1 UNION ALL SELECT {}, __s.i + 1 FROM __s WHERE "
-      "__s.g IS NOT NULL AND __s.i < $2::int) SELECT g FROM __s WHERE __s.i = $2::int AND __s.g "
+      "__s.g IS NOT NULL AND __s.i < $2::int) SELECT {} FROM __s WHERE __s.i = $2::int AND __s.g "
       "IS NOT NULL",
-      next_after("COALESCE($1::text[], '{}'::text[])"), next_after("__s.g"));
+      next_after("COALESCE(" + group_param(d, "$1") + ", " +
+                 (d.compare_group_text ? "''" : "'{}'::text[]") + ")"),
+      next_after("__s.g"), group_cursor(d, "g"));
 }
 
 // The $2-th ledger entry after group $1 (NULL: from the start) in the
@@ -438,9 +467,9 @@ std::string group_chunk_bound(const TransformDef& d) {
 // range of about $2 entries (all of the bound's group falls inside it).
 std::string group_range_bound(const TransformDef& d) {
   return fmt::format(
-      "SELECT \"__ledger_group\" FROM {} WHERE ($1::text[] IS NULL OR \"__ledger_group\" > "
-      "$1::text[]) ORDER BY \"__ledger_group\" OFFSET $2::int - 1 LIMIT 1",
-      ledger(d));
+      "SELECT {} FROM {} WHERE ($1::text[] IS NULL OR \"__ledger_group\" > {}) ORDER BY "
+      "\"__ledger_group\" OFFSET $2::int - 1 LIMIT 1",
+      group_cursor(d, "\"__ledger_group\""), ledger(d), group_param(d, "$1"));
 }
 
 // Target rows of the groups in ($1, $2] (NULL: an open end): each computed
@@ -451,14 +480,14 @@ std::string range_groups(const TransformDef& d) {
   std::string grouped = grouped_select(
       d, ledger(d),
       fmt::format(" WHERE {0}.\"__present\" AND ($1::text[] IS NULL OR {0}.\"__ledger_group\" > "
-                  "$1::text[]) AND ($2::text[] IS NULL OR {0}.\"__ledger_group\" <= $2::text[])",
-                  alias),
+                  "{1}) AND ($2::text[] IS NULL OR {0}.\"__ledger_group\" <= {2})",
+                  alias, group_param(d, "$1"), group_param(d, "$2")),
       true, d.fields, absolute_state(d));
   std::string cols;
   for (const auto& f : d.fields) cols += ", __a." + ident(f.name);
   for (const auto& c : state_columns(d)) cols += ", __a." + ident(c);
   return fmt::format("SELECT __a.\"__group\", {}{} FROM ({}) __a",
-                     decode_group(d.group, "__a.\"__group\""), cols, grouped);
+                     decode_group(d, "__a.\"__group\""), cols, grouped);
 }
 
 std::string target_column_list(const TransformDef& d) {
@@ -482,12 +511,13 @@ std::string group_range_rewrite(const TransformDef& d) {
   return fmt::format(
       "WITH __trellis_agg AS MATERIALIZED ({0}), __trellis_up AS (INSERT INTO {1} AS __t {2} "
       "SELECT * FROM __trellis_agg ON CONFLICT (\"__group\") {3} RETURNING 1), __trellis_del AS "
-      "(DELETE FROM {1} AS __t WHERE ($1::text[] IS NULL OR __t.\"__group\" > $1::text[]) AND "
-      "($2::text[] IS NULL OR __t.\"__group\" <= $2::text[]) AND NOT EXISTS (SELECT 1 FROM "
+      "(DELETE FROM {1} AS __t WHERE ($1::text[] IS NULL OR __t.\"__group\" > {4}) AND "
+      "($2::text[] IS NULL OR __t.\"__group\" <= {5}) AND NOT EXISTS (SELECT 1 FROM "
       "__trellis_agg __s WHERE __s.\"__group\" = __t.\"__group\") RETURNING 1) SELECT (SELECT "
       "count(*) FROM __trellis_agg), (SELECT count(*) FROM __trellis_up), (SELECT count(*) FROM "
       "__trellis_del)",
-      range_groups(d), target(d), target_column_list(d), on_conflict);
+      range_groups(d), target(d), target_column_list(d), on_conflict, group_param(d, "$1"),
+      group_param(d, "$2"));
 }
 
 }  // namespace
@@ -508,9 +538,10 @@ TransformSql compile_aggregate(const TransformDef& d) {
       ledger(d), target(d));
   sql.group_chunk_bound = group_chunk_bound(d);
   sql.page_group_range = fmt::format(
-      "INSERT INTO {} (tid, grp) SELECT {}, g FROM {} WHERE ($1::text[] IS NULL OR g > $1::text[]) "
-      "AND ($2::text[] IS NULL OR g <= $2::text[]) ON CONFLICT DO NOTHING",
-      kGroupsTable, d.id, all_groups);
+      "INSERT INTO {} (tid, grp) SELECT {}, {} FROM {} WHERE ($1::text[] IS NULL OR g > {}) AND "
+      "($2::text[] IS NULL OR g <= {}) ON CONFLICT DO NOTHING",
+      kGroupsTable, d.id, to_groups_table(d, "g"), all_groups, group_param(d, "$1"),
+      group_param(d, "$2"));
   sql.page_all_held_keys = page_all_keys(d, ledger(d));
   sql.source_chunk_bound = chunk_bound(d.key, source);
   sql.sweep_chunk_bound = chunk_bound(d.key, ledger(d));

@@ -12,8 +12,9 @@ namespace trellis::compile {
 
 TransformSql compile_aggregate(const catalog::TransformDef& def);
 
-// ARRAY[...] of each group column's JSON text (to_jsonb(v)::text): NULL-safe
-// and decodable to the column's type.
-std::string encode_group(const std::vector<catalog::Column>& group, const std::string& alias);
+// The encoded group of the row `alias`: the JSON array of the group values
+// as one text (compare_group_text), else ARRAY[...] of each value's JSON
+// text; NULL-safe and decodable to the columns' types.
+std::string encode_group(const catalog::TransformDef& d, const std::string& alias);
 
 }  // namespace trellis::compile

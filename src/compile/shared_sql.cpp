@@ -21,7 +21,7 @@ std::vector<std::string> create_temp_tables_sql() {
   return {
       "CREATE TEMP TABLE IF NOT EXISTS trellis_page (tbl int NOT NULL, key text[] NOT NULL, "
       "PRIMARY KEY (tbl, key)) ON COMMIT DELETE ROWS",
-      "CREATE TEMP TABLE IF NOT EXISTS trellis_groups (tid int NOT NULL, grp text[] NOT NULL, "
+      "CREATE TEMP TABLE IF NOT EXISTS trellis_groups (tid int NOT NULL, grp text NOT NULL, "
       "delta numeric[], PRIMARY KEY (tid, grp)) ON COMMIT DELETE ROWS",
       "CREATE TEMP TABLE IF NOT EXISTS trellis_hidden (tbl int NOT NULL, key text[] NOT NULL) ON "
       "COMMIT DELETE ROWS",

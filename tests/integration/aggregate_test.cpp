@@ -1,9 +1,13 @@
 // GROUP BY transforms under load and failure: many writers on few hot
 // groups, a build started mid-stream, a worker process killed mid-page, the
-// source index gap report, and chaining in all three directions.
+// source index gap report, chaining in all three directions, and a target
+// of an earlier version's group encoding.
+#include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
 
+#include "catalog/definition.hpp"
+#include "compile/transform_sql.hpp"
 #include "support/harness.hpp"
 
 namespace trellis::test {
@@ -114,6 +118,39 @@ TEST_F(Aggregate, ChainsInAllThreeDirections) {
   run_writers(url_, 2, 200);
   await_converged(*t);
   for (const char* target : {"sales_v", "v_totals", "totals_view", "sizes"}) expect_oracle(target);
+}
+
+// A GROUP BY target defined by an earlier version keeps its group key a
+// text[] of each value's JSON text (the definition says so, or says
+// nothing): it is built, maintained under writers and rebuilt in place
+// with that encoding, and converges like a target of the text encoding.
+TEST_F(Aggregate, ATargetOfAnEarlierVersionKeepsItsTextArrayGroupKey) {
+  create_sales(500);
+  start(0, /*staging=*/false)->apply(kDefine);  // registered, not built
+  auto stored = query("SELECT definition::text FROM trellis.transforms").get(0, 0);
+  auto def = catalog::transform_from_json(nlohmann::json::parse(stored));
+  EXPECT_TRUE(def.compare_group_text);
+  def.compare_group_text = false;
+  auto earlier = catalog::to_json(def);
+  earlier.erase("group_key");
+  sql("DROP TABLE by_grp__ledger, by_grp");
+  for (const auto& ddl : compile::compile_transform(def).create) sql(ddl);
+  sql("UPDATE trellis.transforms SET definition = $j$" + earlier.dump() + "$j$::jsonb");
+  EXPECT_EQ(query("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
+                  "'by_grp'::regclass AND attname = '__group'")
+                .get(0, 0),
+            "text[]");
+
+  auto t = start(2);
+  await_status(*t, "by_grp", "live");
+  run_writers(url_, 2, 150);
+  await_converged(*t);
+  expect_oracle("by_grp");
+  sql("UPDATE by_grp SET total = -1 WHERE grp = 1");  // repaired by the rebuild
+  EXPECT_EQ(t->request_backfill("public.sales"), 1);
+  await_status(*t, "by_grp", "live");
+  await_converged(*t);
+  expect_oracle("by_grp");
 }
 
 }  // namespace trellis::test

@@ -73,18 +73,22 @@ TEST_P(Restart, WorkersReconnectAndConvergeAfterServerRestart) {
 
   std::atomic<int> committed{0};
   std::atomic<bool> restarted{false};
+  // 600 writes in all, however long the server is away (each attempt
+  // that fails is made again); bounded by a deadline, not by attempts.
   std::thread writer([&] {
     std::unique_ptr<pg::Connection> conn;
-    for (int i = 0; i < 600; ++i) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (int i = 0; i < 600 && std::chrono::steady_clock::now() < deadline;) {
       try {
         if (!conn) conn = pg::Connection::open(url_, {.search_path = "public"});
-        conn->exec("UPDATE src SET v = v + 1 WHERE id = " + std::to_string(1 + i % 500));
         conn->exec("INSERT INTO src VALUES (" + std::to_string(1000 + i) + ", " +
-                   std::to_string(i) + ")");
+                   std::to_string(i) + ") ON CONFLICT (id) DO NOTHING");
+        conn->exec("UPDATE src SET v = v + 1 WHERE id = " + std::to_string(1 + i % 500));
         ++committed;
+        ++i;
       } catch (const std::exception&) {
         conn.reset();  // the server went away; reconnect and go on
-        if (restarted) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::this_thread::sleep_for(std::chrono::milliseconds(restarted ? 20 : 2));
       }
     }
   });
