@@ -273,10 +273,6 @@ BuildStatements Lifecycle::build_statements(const std::string& page_table) const
       transforms_);
   s.fence_passed = fmt::format("SELECT build_fence IS NOT NULL, {} FROM {} t WHERE id = $1::int",
                                fence_passed("t", workers_), transforms_);
-  s.advance_range = fmt::format(
-      "UPDATE {} SET build_cursor = $2::text[], build_rows_done = build_rows_done + $3::bigint, "
-      "backfill_failure = NULL WHERE id = $1::int",
-      transforms_);
   s.holds_keys = fmt::format(
       "SELECT EXISTS (SELECT 1 FROM {} WHERE transform_id = $1::int AND held)", held_keys_);
   s.park = fmt::format(

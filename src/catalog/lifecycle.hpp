@@ -39,12 +39,11 @@ struct BuildStatements {
   // $1 id, $2 version -> phase, cursor, sweep, fields, fence set, fence
   // passed (the row locked)
   std::string check;
-  std::string advance;        // $1 id, $2 cursor: the page's keys are done
-  std::string advance_range;  // $1 id, $2 cursor, $3 rows: a range is done
-  std::string next_phase;     // $1 id, $2 the next phase (cursor and fence cleared)
-  std::string go_live;        // $1 id
-  std::string fail;           // $1 id, $2 error json: release with a doubling backoff
-  std::string retry;          // $1 id, $2 error json, $3 ms: release, retry after $3 ms
+  std::string advance;     // $1 id, $2 cursor: the page's keys are done
+  std::string next_phase;  // $1 id, $2 the next phase (cursor and fence cleared)
+  std::string go_live;     // $1 id
+  std::string fail;        // $1 id, $2 error json: release with a doubling backoff
+  std::string retry;       // $1 id, $2 error json, $3 ms: release, retry after $3 ms
   // The fence of a phase that must not start while a worker transaction
   // that read the phase before it may still write: set it (a time after the
   // phase change was seen), then it has passed once no worker transaction
