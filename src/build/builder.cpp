@@ -27,6 +27,7 @@
 #include "catalog/transitions.hpp"
 #include "compile/one_to_one.hpp"
 #include "compile/transform_sql.hpp"
+#include "pg/arrays.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::build {
@@ -39,9 +40,10 @@ Builder::Builder(catalog::Store& store, BuildConfig config)
       quarantine_(store.schema()) {}
 
 bool Builder::build_one_chunk(pg::Connection& conn) {
-  if (build_a_range(conn)) return true;
   auto claim = conn.exec_prepared(sql_.claim);
-  if (claim.rows() == 0) return false;
+  // A claim for chunks left unused now stays this backend's until its next step.
+  if (build_a_range(conn, pg::parse_int_array(claim.get(0, 4)))) return true;
+  if (!claim.get_opt(0, 0)) return false;
   int id = static_cast<int>(claim.get_int(0, 0));
   auto found = store_.transform_by_id(conn, id);
   if (!found) return true;
@@ -108,10 +110,8 @@ bool Builder::fence_passed(pg::Connection& conn, int id) {
   return false;
 }
 
-bool Builder::build_a_range(pg::Connection& conn) {
-  auto candidates = conn.exec_prepared(ranges_.candidates);
-  for (int i = 0; i < candidates.rows(); ++i) {
-    int id = static_cast<int>(candidates.get_int(i, 0));
+bool Builder::build_a_range(pg::Connection& conn, const std::set<int>& candidates) {
+  for (int id : candidates) {
     auto found = store_.transform_by_id(conn, id);
     if (!found || !fence_passed(conn, id)) continue;
     auto claimed = claim_range(conn, *found);

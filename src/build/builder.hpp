@@ -11,6 +11,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 
 #include "apply/quarantine.hpp"
@@ -51,7 +52,7 @@ class Builder {
   // A range of some transform in a phase by ranges (catalog/range_claims):
   // claims one and runs it, or moves a phase whose ranges are all done on.
   // False when no such work is left for this thread.
-  bool build_a_range(pg::Connection& conn);
+  bool build_a_range(pg::Connection& conn, const std::set<int>& candidates);
   struct RangeClaim {
     std::string fence;  // the phase's build_fence, as text
     catalog::BuildPhase phase = catalog::BuildPhase::ranges;

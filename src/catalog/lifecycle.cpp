@@ -74,6 +74,7 @@ Lifecycle::Lifecycle(const Store& store)
       parked_keys_(store.table("parked_keys")),
       workers_(store.table("workers")),
       not_claimed_by_ranges_(not_claimed_by_ranges(store, "c")),
+      range_candidates_(range_claim_statements(store).candidates),
       waits_for_upstream_(store.waits_for_upstream("t")) {}
 
 void Lifecycle::define(pg::Connection& conn, const TransformDef& def) {
@@ -254,14 +255,18 @@ void Lifecycle::record_capture_failure(pg::Connection& conn, int table_id, const
 
 BuildStatements Lifecycle::build_statements(const std::string& page_table) const {
   BuildStatements s;
+  // One statement per idle poll: the claim of a build by keyset chunks (no
+  // row claimed: NULLs) and the transforms in a phase by ranges.
   s.claim = fmt::format(
-      "UPDATE {0} t SET (build_owner_pid, build_owner_start) = ({1}) FROM (SELECT c.id FROM {0} c "
-      "WHERE {3} AND (c.build_not_before IS NULL OR c.build_not_before <= now()) AND "
-      "(c.build_owner_pid IS NULL OR c.build_owner_pid = pg_backend_pid() OR {2}) AND {4} ORDER "
-      "BY c.id LIMIT 1 FOR UPDATE SKIP LOCKED) pick WHERE t.id = pick.id "
-      "RETURNING t.id, t.build_phase, t.build_cursor, t.build_sweep_target",
+      "WITH claimed AS (UPDATE {0} t SET (build_owner_pid, build_owner_start) = ({1}) FROM "
+      "(SELECT c.id FROM {0} c WHERE {3} AND (c.build_not_before IS NULL OR c.build_not_before <= "
+      "now()) AND (c.build_owner_pid IS NULL OR c.build_owner_pid = pg_backend_pid() OR {2}) AND "
+      "{4} ORDER BY c.id LIMIT 1 FOR UPDATE SKIP LOCKED) pick WHERE t.id = pick.id RETURNING "
+      "t.id, t.build_phase, t.build_cursor, t.build_sweep_target) SELECT c.id, c.build_phase, "
+      "c.build_cursor, c.build_sweep_target, (SELECT coalesce(array_agg(r.id), '{{}}') FROM ({5}) "
+      "r)::text FROM (SELECT 1) AS one LEFT JOIN claimed c ON true",
       transforms_, kThisBackend, owner_gone("c.build_owner_pid", "c.build_owner_start"),
-      building("c."), not_claimed_by_ranges_);
+      building("c."), not_claimed_by_ranges_, range_candidates_);
   s.check = fmt::format(
       "SELECT build_phase, build_cursor, build_sweep_target, array_to_json(build_fields)::text, "
       "build_fence IS NOT NULL, {2} FROM {0} t WHERE id = $1::int AND {1} AND version = $2::int "

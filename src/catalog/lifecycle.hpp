@@ -35,7 +35,10 @@ struct EditRow {
 
 // The build loop's statements, pipelined by the builder with its chunk.
 struct BuildStatements {
-  std::string claim;  // -> id, build_phase, build_cursor, build_sweep_target
+  // -> id, build_phase, build_cursor, build_sweep_target of the build
+  // claimed for keyset chunks (NULLs: none), then the ids of the transforms
+  // in a phase by ranges (int[] text).
+  std::string claim;
   // $1 id, $2 version -> phase, cursor, sweep, fields, fence set, fence
   // passed (the row locked)
   std::string check;
@@ -133,7 +136,8 @@ class Lifecycle {
   std::string parked_keys_;
   std::string workers_;
   std::string not_claimed_by_ranges_;  // over alias c
-  std::string waits_for_upstream_;     // over alias t
+  std::string range_candidates_;
+  std::string waits_for_upstream_;  // over alias t
 };
 
 }  // namespace trellis::catalog
