@@ -80,10 +80,12 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
         std::nullopt, what);
     if (charged && charged->held) return true;  // the chunk goes on at once without that key
     auto cursor = claim.get_opt(0, 2);
-    std::string chunk = fmt::format(
-        "{} keys after {}",
-        claim.get(0, 1) == catalog::name(catalog::BuildPhase::target) ? "held" : "source",
-        cursor ? *cursor : "the start");
+    bool of_groups = phase == BuildPhase::groups || phase == BuildPhase::group_ranges;
+    std::string chunk = fmt::format("{} after {}",
+                                    of_groups                     ? "groups"
+                                    : phase == BuildPhase::target ? "held keys"
+                                                                  : "source keys",
+                                    cursor ? *cursor : "the start");
     nlohmann::json failure = {{"chunk", chunk}, {"error", e.what()}, {"sqlstate", e.sqlstate()}};
     if (charged)  // retried shortly, and charged again if it still fails
       conn.exec(sql_.retry,

@@ -48,6 +48,31 @@ TEST_F(FailureReport, FailingBuildChunkIsReportedAndRetriedUntilFixed) {
   expect_oracle("inv");
 }
 
+// The same for an aggregate, whose ledger ranges succeed and whose group
+// ranges fail: the rest of that phase goes by chunks of groups, which report
+// the failure and retry until it is fixed.
+TEST_F(FailureReport, FailingGroupRangeIsReportedAndRetriedUntilFixed) {
+  sql("CREATE TABLE src (id int PRIMARY KEY, grp int, v int); CREATE INDEX ON src (grp);"
+      "INSERT INTO src SELECT g, g % 7, g FROM generate_series(1, 500) g");
+  auto idle = start(0);
+  idle->apply("TRANSFORM tot FROM src GROUP BY grp SELECT SUM(v) AS total, COUNT(*) AS n");
+  sql("ALTER TABLE tot RENAME COLUMN total TO total_moved");
+  auto t = start(2, false);
+  auto s =
+      await_status_where(*t, "tot", [](const Status& s) { return s.backfill_failure.has_value(); });
+  EXPECT_EQ(s.status, "backfilling");
+  ASSERT_TRUE(s.backfill_failure);
+  EXPECT_NE(s.backfill_failure->error.find("total"), std::string::npos);
+  EXPECT_EQ(s.backfill_failure->chunk.rfind("groups after", 0), 0u) << s.backfill_failure->chunk;
+  EXPECT_EQ(query("SELECT build_phase FROM trellis.transforms").get(0, 0), "group_ranges");
+  EXPECT_EQ(query("SELECT count(*) FROM tot__ledger").get_int(0, 0), 500);  // ledger ranges done
+  sql("ALTER TABLE tot RENAME COLUMN total_moved TO total");
+  await_status(*t, "tot", "live");
+  EXPECT_FALSE(t->status("tot")->backfill_failure);
+  await_converged(*t);
+  expect_oracle("tot");
+}
+
 TEST_F(FailureReport, FailingDrainPageIsReportedWithSqlstateAndClearsWhenFixed) {
   sql("CREATE TABLE src (id int PRIMARY KEY, v int); INSERT INTO src VALUES (1, 1), (2, 2)");
   auto t = start(1);
