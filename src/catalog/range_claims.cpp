@@ -36,8 +36,8 @@ RangeClaimStatements range_claim_statements(const Store& store) {
       "t.build_fence AND f.chunked) ORDER BY t.id",
       transforms, by_ranges("t."), frontiers);
   s.open_frontier = fmt::format(
-      "INSERT INTO {} (transform_id, fence) SELECT id, build_fence FROM {} WHERE id = $1::int AND "
-      "build_fence IS NOT NULL ON CONFLICT (transform_id) DO NOTHING",
+      "INSERT INTO {} (transform_id, fence, cursor) SELECT id, build_fence, build_cursor FROM {} "
+      "WHERE id = $1::int AND build_fence IS NOT NULL ON CONFLICT (transform_id) DO NOTHING",
       frontiers, transforms);
   s.lock_frontier = fmt::format(
       "SELECT f.fence IS NOT DISTINCT FROM t.build_fence, t.version = $2::int AND {2} AND "
@@ -48,7 +48,7 @@ RangeClaimStatements range_claim_statements(const Store& store) {
   s.reset_frontier = fmt::format(
       "WITH gone AS (DELETE FROM {0} c USING {1} t WHERE c.transform_id = $1::int AND t.id = "
       "$1::int AND c.fence IS DISTINCT FROM t.build_fence) UPDATE {2} f SET fence = t.build_fence, "
-      "cursor = NULL, at_end = false, chunked = false, next_seq = 0 FROM {1} t WHERE "
+      "cursor = t.build_cursor, at_end = false, chunked = false, next_seq = 0 FROM {1} t WHERE "
       "f.transform_id = $1::int AND t.id = $1::int AND t.build_fence IS NOT NULL",
       claims, transforms, frontiers);
   s.take_over = fmt::format(

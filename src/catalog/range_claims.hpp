@@ -32,7 +32,10 @@ struct RangeClaimStatements {
   // read with the build claim, in the same statement.
   std::string candidates;
   // $1 id: the frontier row of the transform's current fence, created when
-  // there is none (a no-op while the fence is not set).
+  // there is none (a no-op while the fence is not set). It starts at the
+  // transforms row's build_cursor: NULL for a phase begun by this version
+  // (claims never move it), the last range written by a build of an
+  // earlier version, which ran one range at a time and kept it there.
   std::string open_frontier;
   // $1 id, $2 version, locks the frontier -> frontier of the current fence,
   // transform still at this version and building by ranges, fence (text),

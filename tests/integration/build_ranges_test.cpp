@@ -360,4 +360,33 @@ TEST_F(BuildRanges, AClaimOfAKilledWorkerIsTakenOver) {
   EXPECT_EQ(count("SELECT count(*) FROM dst"), 2000);
 }
 
+// A build by ranges that an earlier version left part-way (one range at a
+// time, its cursor in the transforms row, rows up to it written) goes on
+// from that cursor: the first claim starts there, in insert mode, and the
+// target ends complete.
+TEST_F(BuildRanges, ABuildOfAnEarlierVersionGoesOnFromItsCursor) {
+  create_source(2000);
+  {
+    auto t = start(2);
+    t->apply(kDefine);
+    await_status(*t, "dst", "live");
+  }
+  sql("DELETE FROM dst WHERE id > 1000");
+  sql("UPDATE trellis.transforms SET status = 'backfilling', build_phase = 'ranges', "
+      "build_cursor = ARRAY['1000'], build_fence = now(), build_sweep_target = false, "
+      "build_rows_done = 1000");
+  auto gate = hold(kRangeGate);
+  Options o = options(2);
+  o.build_range_rows = 100;
+  auto t = Trellis::connect(o);
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  EXPECT_EQ(query("SELECT min(lo)::text FROM trellis.range_claims").get(0, 0), "{1000}");
+  release(*gate, kRangeGate);
+  await_status(*t, "dst", "live");
+  await_converged(*t);
+  expect_oracle("dst");
+  // 1,000 before, 1,000 written by the claims after the cursor.
+  EXPECT_EQ(count("SELECT build_rows_done FROM trellis.transforms"), 2000);
+}
+
 }  // namespace trellis::test
