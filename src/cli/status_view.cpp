@@ -43,6 +43,12 @@ std::string describe_capture_failure(const Status& s) {
         "drain halted on {}{}{}{}; {} and what reads it are paused; fix the cause, then "
         "RESUME TRANSFORM {}",
         f.table, cols, err, since(f.detected_at), s.target, s.target);
+  // The stored error of a disruption already says what was lost and that a
+  // RESUME repairs it; the view adds only the statement to run.
+  if (f.is(CaptureFailureKind::disruption) && f.error.find("RESUME") != std::string::npos)
+    return fmt::format(
+        "capture on {} was changed outside Trellis{}{}; to repair: RESUME TRANSFORM {}", f.table,
+        err, since(f.detected_at), s.target);
   if (f.is(CaptureFailureKind::disruption))
     return fmt::format(
         "capture on {} was changed outside Trellis{}{}; changes may be missing; RESUME "

@@ -403,6 +403,28 @@ TEST_F(Cli, StatusExplainsACaptureWaitWithTheBlockingPid) {
   stop_run(*run);
 }
 
+// A disruption (triggers disabled outside Trellis) is explained once: the
+// stored error says what was lost and that a RESUME repairs it, and the
+// table adds the statement to run, without a second piece of advice.
+TEST_F(Cli, StatusNamesTheRepairOfADisruptionOnce) {
+  create_orders(20);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  auto run = start_run();
+  await_live("doubled");
+  sql("ALTER TABLE orders DISABLE TRIGGER ALL; ALTER TABLE orders ENABLE TRIGGER ALL");
+  std::string out;
+  bool paused = eventually(
+      [&] {
+        out = trellis({"status", "doubled"}).out;
+        return out.find("changed outside Trellis") != std::string::npos;
+      },
+      30s);
+  ASSERT_TRUE(paused) << out;
+  EXPECT_NE(out.find("to repair: RESUME TRANSFORM public.doubled"), std::string::npos) << out;
+  EXPECT_EQ(out.find("reinstalls capture and rebuilds"), std::string::npos) << out;
+  stop_run(*run);
+}
+
 TEST_F(Cli, StatusWatchRedrawsUntilInterrupted) {
   create_orders(5);
   ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
