@@ -14,4 +14,10 @@ void refresh(Run& run);
 void idle(Run& run);
 void memory(Run& run);
 
+// The in-backend measure's fixture over `src`: the bare key-only statement
+// trigger (its triggers named key_ring_*) and the procedure write_loop(kind,
+// n). `trellis_bench sql` prints it, so scripts/capture_profile.sh profiles
+// the very loops the benchmark times.
+std::string write_tax_fixture_sql();
+
 }  // namespace trellis::bench

@@ -1,7 +1,8 @@
 // `trellis_bench`: runs the benchmarks (all, or those named) in quick or full
 // mode, one JSON line per configuration, and exits non-zero when any
 // configuration failed its oracle check or did not finish. `trellis_bench
-// worker ...` is the worker child process the benchmarks start.
+// worker ...` is the worker child process the benchmarks start; `trellis_bench
+// sql` prints the in-backend measure's fixture (scripts/capture_profile.sh).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/utsname.h>
@@ -56,6 +57,10 @@ int usage() {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "worker") == 0) return worker_main(argc, argv);
+  if (argc > 1 && std::strcmp(argv[1], "sql") == 0) {
+    std::cout << write_tax_fixture_sql();
+    return 0;
+  }
   spdlog::set_level(spdlog::level::warn);
   Settings settings;
   for (int i = 1; i < argc; ++i) {

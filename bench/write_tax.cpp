@@ -234,6 +234,10 @@ void in_backend(Run& run, std::vector<Config>& configs) {
 
 }  // namespace
 
+std::string write_tax_fixture_sql() {
+  return std::string(kKeyTriggerSql) + kLoopSql;
+}
+
 void write_tax(Run& run) {
   int64_t rows = run.size<int64_t>(100000, 1000000);
   int seconds = run.size(2, 20);

@@ -15,7 +15,10 @@ set -euo pipefail
 build=${1:-build}
 n=${CAPTURE_PROFILE_N:-1000}
 trellis="$build/trellis"
-[ -x "$trellis" ] || { echo "capture_profile: $trellis is not built (make build)" >&2; exit 2; }
+bench="$build/bench/trellis_bench"
+for b in "$trellis" "$bench"; do
+  [ -x "$b" ] || { echo "capture_profile: $b is not built (make build)" >&2; exit 2; }
+done
 command -v valgrind >/dev/null || { echo "capture_profile: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
 pgbin=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 [ -x "$pgbin/postgres" ] || { echo "capture_profile: no PostgreSQL server binaries (set PGBIN)" >&2; exit 2; }
@@ -40,38 +43,8 @@ sql <<'EOF'
 CREATE TABLE src (id bigserial PRIMARY KEY, grp int NOT NULL, amount numeric(12,2), note text);
 CREATE INDEX ON src (grp);
 INSERT INTO src (grp, amount, note) SELECT g % 100, g * 0.5, 'note ' || g FROM generate_series(1, 100000) g;
-CREATE TABLE key_ring (key text NOT NULL, op "char" NOT NULL);
-CREATE FUNCTION key_ring_upd() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO key_ring SELECT n.id::text, 'u' FROM new_rows n JOIN old_rows o USING (id)
-    WHERE (n.grp, n.amount, n.note) IS DISTINCT FROM (o.grp, o.amount, o.note);
-  RETURN NULL;
-END $$;
-CREATE FUNCTION key_ring_ins() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO key_ring SELECT n.id::text, 'i' FROM new_rows n;
-  RETURN NULL;
-END $$;
-CREATE TRIGGER key_ring_upd AFTER UPDATE ON src REFERENCING OLD TABLE AS old_rows
-  NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION key_ring_upd();
-CREATE TRIGGER key_ring_ins AFTER INSERT ON src REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION key_ring_ins();
-CREATE PROCEDURE write_loop(kind text, n int) LANGUAGE plpgsql AS $$
-DECLARE
-  top bigint := (SELECT max(id) FROM src);
-BEGIN
-  FOR i IN 1..n LOOP
-    IF kind = 'update_1' THEN
-      UPDATE src SET amount = amount + 1 WHERE id = 1 + (i::bigint * 7919) % top;
-    ELSIF kind = 'insert_1' THEN
-      INSERT INTO src (grp, amount, note) VALUES (i % 100, 1.5, 'new');
-    ELSE
-      INSERT INTO src (grp, amount, note) SELECT g % 100, 1.5, 'new' FROM generate_series(1, 100) g;
-    END IF;
-    COMMIT;
-  END LOOP;
-END $$;
 EOF
+"$bench" sql | sql  # the key-only trigger and write_loop, as write_tax runs them
 "$trellis" -d "$url" apply "TRANSFORM src_view FROM src SELECT grp AS grp, amount * 2 AS twice, left(note, 8) AS tag" >/dev/null
 "$trellis" -d "$url" apply "TRANSFORM src_totals FROM src GROUP BY grp SELECT COUNT(*) AS n, SUM(amount) AS total" >/dev/null
 "$trellis" -d "$url" run >"$dir/worker.log" 2>&1 &
@@ -87,7 +60,9 @@ use() {
   local on=$1
   sql -c "ALTER TABLE src DISABLE TRIGGER USER" >/dev/null
   case $on in
-    key_trigger) sql -c "ALTER TABLE src ENABLE TRIGGER key_ring_upd" -c "ALTER TABLE src ENABLE TRIGGER key_ring_ins" >/dev/null ;;
+    key_trigger) for t in key_ring_ins key_ring_upd key_ring_del; do
+        sql -c "ALTER TABLE src ENABLE TRIGGER $t" >/dev/null
+      done ;;
     trellis) for t in $(sql -c "SELECT tgname FROM pg_trigger WHERE tgrelid = 'src'::regclass AND tgname LIKE 'trellis\_%'"); do
         sql -c "ALTER TABLE src ENABLE ALWAYS TRIGGER \"$t\"" >/dev/null
       done ;;
