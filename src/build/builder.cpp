@@ -150,10 +150,13 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
   }
   if (frontier.get_bool(0, 5)) {  // the last range is claimed
     if (conn.exec(ranges_.any_not_done, {id, claim.fence}).get_bool(0, 0)) return {};
+    // The transforms row FOR SHARE: still this phase of this version, and
+    // no status change commits before the phase moves.
+    auto state = conn.exec(ranges_.range_check, {id, std::to_string(def.version), claim.fence,
+                                                 std::string(catalog::name(claim.phase))});
+    if (state.rows() == 0) return {};  // paused, redefined or moved on meanwhile
+    bool rewrite = state.get_bool(0, 0);
     std::vector<apply::Statement> stmts = {{ranges_.finish_phase, {id, claim.fence}}};
-    bool rewrite = conn.exec(ranges_.range_check, {id, std::to_string(def.version), claim.fence,
-                                                   std::string(catalog::name(claim.phase))})
-                       .get_bool(0, 0);
     auto next = catalog::next_phase(claim.phase, rewrite, def.shape);
     if (next)
       stmts.push_back({sql_.next_phase, {id, std::string(catalog::name(*next))}});
