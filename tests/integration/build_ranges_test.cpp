@@ -8,6 +8,7 @@
 // test holds.
 #include <fmt/format.h>
 
+#include "catalog/migrate.hpp"
 #include "support/child_workers.hpp"
 
 namespace trellis::test {
@@ -387,6 +388,42 @@ TEST_F(BuildRanges, ABuildOfAnEarlierVersionGoesOnFromItsCursor) {
   expect_oracle("dst");
   // 1,000 before, 1,000 written by the claims after the cursor.
   EXPECT_EQ(count("SELECT build_rows_done FROM trellis.transforms"), 2000);
+}
+
+// An aggregate build that an earlier version left in its old `parked`
+// phase (parked keys discharged before a groups phase that has not run):
+// migration 0006 sends it back to `group_ranges` in rewrite mode, so its
+// groups are written from the ledger, its parked keys re-derived after
+// them, and it converges. The earlier state is made by hand: a live
+// target with a wrong group and a missing one, the ledger complete, a key
+// parked, and the phase `parked`.
+TEST_F(BuildRanges, AnAggregateBuildLeftInTheOldParkedPhaseIsFinishedByGroupRanges) {
+  create_source(2000);
+  {
+    auto t = start(2);
+    t->apply(kDefineGroups);
+    await_status(*t, "dst", "live");
+  }
+  sql("UPDATE dst SET total = 0 WHERE grp = 3");
+  sql("DELETE FROM dst WHERE grp = 4");
+  sql("UPDATE src SET v = 5000 WHERE id = 5");  // not drained: no workers run
+  sql("INSERT INTO trellis.parked_keys SELECT id, source_table_id, ARRAY['5'] FROM "
+      "trellis.transforms");
+  sql("UPDATE trellis.transforms SET status = 'backfilling', build_phase = 'parked', "
+      "build_cursor = NULL, build_fence = now(), build_sweep_target = false");
+  std::string migration;
+  for (const auto& [number, text] : catalog::embedded_migrations())
+    if (number == 6) migration = std::string(text);
+  ASSERT_FALSE(migration.empty());
+  for (size_t at; (at = migration.find("@schema@")) != std::string::npos;)
+    migration.replace(at, 8, "trellis");
+  sql(migration);
+  EXPECT_EQ(phase(), "group_ranges");
+  auto t = start(2);
+  await_status(*t, "dst", "live");
+  await_converged(*t);
+  expect_oracle("dst");
+  EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 0);
 }
 
 }  // namespace trellis::test
