@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <iostream>
 #include <thread>
 
@@ -188,8 +189,15 @@ Shape aggregate_shape(int64_t groups) {
 }
 
 std::vector<Shape> standard_shapes(const Run& run, int64_t rows) {
-  return {one_to_one_shape(), aggregate_shape(100),
-          aggregate_shape(run.size<int64_t>(std::max<int64_t>(1, rows / 10), 100000))};
+  std::vector<Shape> all{
+      one_to_one_shape(), aggregate_shape(100),
+      aggregate_shape(run.size<int64_t>(std::max<int64_t>(1, rows / 10), 100000))};
+  const auto& only = run.settings().shapes;
+  if (only.empty()) return all;
+  std::vector<Shape> chosen;
+  for (auto& s : all)
+    if (std::find(only.begin(), only.end(), s.name) != only.end()) chosen.push_back(std::move(s));
+  return chosen;
 }
 
 void create_plain_copy(Db& db, const Shape& shape, const std::string& name) {

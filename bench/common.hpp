@@ -31,9 +31,11 @@ struct Settings {
   // > 0: auto_explain logs the plans (with actual times) of statements slower
   // than this many ms to the server log, and the cluster directory is kept.
   int explain_ms = 0;
-  // > 0: the source size of the benchmarks that take one (build), instead
-  // of the mode's.
+  // > 0: the source size of the benchmarks that take one (build,
+  // throughput), instead of the mode's.
   int64_t rows = 0;
+  // Names of the standard shapes to run (one_to_one, groups_100, ...); empty: all.
+  std::vector<std::string> shapes;
 };
 
 // One run of the harness: its settings, its cluster (started on first use)

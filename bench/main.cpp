@@ -46,7 +46,7 @@ int64_t mem_total_mb() {
 
 int usage() {
   std::cerr << "usage: trellis_bench [--full] [--out FILE] [--tick MS] [--explain MS] [--rows N] "
-               "[BENCHMARK...]\n"
+               "[--shape NAME]... [BENCHMARK...]\n"
                "benchmarks:";
   for (auto& [name, _] : kBenchmarks) std::cerr << " " << name;
   std::cerr << "\n";
@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
       settings.explain_ms = std::stoi(argv[++i]);
     } else if (a == "--rows" && i + 1 < argc) {
       settings.rows = std::stoll(argv[++i]);
+    } else if (a == "--shape" && i + 1 < argc) {
+      settings.shapes.push_back(argv[++i]);
     } else if (a == "--tick" && i + 1 < argc) {
       settings.tick = std::chrono::milliseconds(std::stoi(argv[++i]));
     } else if (std::any_of(kBenchmarks.begin(), kBenchmarks.end(),

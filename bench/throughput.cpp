@@ -14,7 +14,7 @@
 namespace trellis::bench {
 
 void throughput(Run& run) {
-  int64_t rows = run.size<int64_t>(30000, 1000000);
+  int64_t rows = run.source_rows(30000, 1000000);
   auto threads = run.size<std::vector<int>>({1, 2}, {1, 2, 4});
   int sustained_rate = run.size(1000, 2000);
   int sustained_s = run.size(2, 30);
@@ -51,7 +51,7 @@ void throughput(Run& run) {
         reset_statements(*db);
         auto worker = Worker::spawn(db->url(), n, run.settings().tick, log);
         double drain_s = db->converge(timeout);
-        line["top_statements"] = top_statements(*db, 3);
+        line["top_statements"] = top_statements(*db, 30);
         line["drain_s"] = drain_s;
         line["floor_s"] = floor_s;
         line["changes_per_s"] = rows / drain_s;

@@ -32,8 +32,12 @@ bool Drainer::drain_one(pg::Connection& conn) {
   auto claimed = conn.exec_prepared(sql_.claim_bucket, {std::to_string(config_.page_cap)});
   if (claimed.rows() == 0) return false;
   std::set<int> buckets;
-  for (int i = 0; i < claimed.rows(); ++i) buckets.insert(static_cast<int>(claimed.get_int(i, 1)));
-  Claim claim{claimed.get(0, 0), pg::int_array(buckets), claimed.rows()};
+  int64_t ring_rows = 0;
+  for (int i = 0; i < claimed.rows(); ++i) {
+    buckets.insert(static_cast<int>(claimed.get_int(i, 1)));
+    ring_rows += claimed.get_opt(i, 2) ? claimed.get_int(i, 2) : config_.page_cap + 1;
+  }
+  Claim claim{claimed.get(0, 0), pg::int_array(buckets), claimed.rows(), ring_rows};
   std::string what = fmt::format("segment {} buckets {}", claim.seg, claim.buckets);
   for (;;) {
     try {
@@ -69,12 +73,18 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
   auto held = conn.exec_prepared(sql_.check_bucket, {claim.seg, claim.buckets});
   if (held.rows() < claim.count) return std::nullopt;
   std::set<int> truncated;
+  std::optional<std::string> cursor;  // the claim's buckets share it (drain_sql.hpp)
   for (int i = 0; i < held.rows(); ++i) {
     auto ids = pg::parse_int_array(held.get(i, 0));
     truncated.insert(ids.begin(), ids.end());
+    if (!cursor) cursor = held.get_opt(i, 1);
   }
   const auto& fill_sql = claim.count == 1 ? sql_.fill_page[slot] : sql_.fill_pages[slot];
-  auto fill = conn.exec(fill_sql, {claim.seg, claim.buckets, std::to_string(config_.page_cap)});
+  // Only a bucket larger than a page is read in pages (and has a page index).
+  bool in_pages = claim.count == 1 && claim.ring_rows > config_.page_cap;
+  if (in_pages) conn.exec_script(sql_.before_fill);
+  auto fill = conn.exec(fill_sql, {claim.buckets, std::to_string(config_.page_cap), cursor});
+  if (in_pages) conn.exec_script(sql_.after_fill);
   Page page;
   page.cursor = fill.get_opt(0, 1);
   page.last = fill.get_int(0, 0) < config_.page_cap;

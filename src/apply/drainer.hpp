@@ -50,6 +50,9 @@ class Drainer {
     std::string seg;
     std::string buckets;
     int count = 0;
+    // Ring rows of the claim's buckets (unknown for segments staged before
+    // bucket summaries: counted as more than a page).
+    int64_t ring_rows = 0;
   };
 
   std::optional<Page> fill_page(pg::Connection& conn, const Claim& claim);

@@ -288,7 +288,7 @@ BuildStatements Lifecycle::build_statements(const std::string& page_table) const
       "WITH picked AS (SELECT tbl, key FROM {0} WHERE transform_id = $1::int ORDER BY tbl, key "
       "LIMIT $2::int), moved AS (DELETE FROM {0} p USING picked WHERE p.transform_id = $1::int AND "
       "p.tbl = picked.tbl AND p.key = picked.key RETURNING p.tbl, p.key) INSERT INTO {1} (tbl, "
-      "key) SELECT tbl, key FROM moved ON CONFLICT DO NOTHING",
+      "key) SELECT tbl, key FROM moved",
       parked_keys_, page_table);
   s.advance = fmt::format(
       "UPDATE {} SET build_cursor = $2::text[], build_rows_done = build_rows_done + (SELECT "

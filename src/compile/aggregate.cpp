@@ -134,12 +134,6 @@ std::vector<std::string> create(const TransformDef& d) {
   return out;
 }
 
-std::string lock_entries(const TransformDef& d) {
-  std::string rows = fmt::format("SELECT {} FROM {} p WHERE p.tbl = {}",
-                                 decode_key_columns(d.key, "p.key"), kPageTable, d.source_table_id);
-  return lock_rows(ledger(d), d.key, key_tuple(d.key, ""), rows);
-}
-
 // The touched groups the rewrite records: old and new groups of the page's
 // entries, each with its state delta (new contributions minus old) when
 // `with_deltas` and some field is incremental.
@@ -210,18 +204,11 @@ std::string entry_sources(const TransformDef& d) {
       join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }), and_where(d));
 }
 
-// A build chunk's lock of the ledger entries: lock_entries whose inserted
-// entries already carry their values (see lock_rows_carrying); the rewrite
-// after it changes only entries that differ. Build chunks only: a drain's
-// rewrite reads the present entries as the old contributions, which a guess
-// would falsify.
-std::string lock_entries_with_values(const TransformDef& d) {
-  std::vector<CarriedValue> values;
-  for (const auto& c : ledger_columns(d)) values.push_back({c, "__s." + ident(c.name)});
-  values.push_back({{"__ledger_group", group_type(d), "", false}, "__s.\"__ledger_group\""});
-  values.push_back(
-      {{"__present", "boolean", "", false}, "__s." + ident(d.key[0].name) + " IS NOT NULL"});
-  return lock_rows_carrying(ledger(d), d, entry_sources(d), values);
+// The ledger's columns, as an INSERT's column list.
+std::string ledger_column_list(const TransformDef& d) {
+  std::string cols = join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); });
+  for (const auto& c : ledger_columns(d)) cols += ", " + ident(c.name);
+  return "(" + cols + ", \"__ledger_group\", \"__present\")";
 }
 
 std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
@@ -232,8 +219,7 @@ std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
     new_row += "__s." + ident(c.name) + ", ";
   }
   // An entry is rewritten only when it differs (compared as text, so a
-  // value written differently counts), which after a build's first guess is
-  // almost never.
+  // value written differently counts); a key without an entry gets one.
   std::string differs = fmt::format(
       "({}__l.\"__ledger_group\", __l.\"__present\")::text IS DISTINCT FROM ({}__s."
       "\"__ledger_group\", true)::text",
@@ -244,10 +230,12 @@ std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
       "__trellis_upd AS (UPDATE {4} __l SET {5}\"__ledger_group\" = __s.\"__ledger_group\", "
       "\"__present\" = "
       "true FROM __trellis_src __s WHERE {6} AND {9}), "
+      "__trellis_ins AS (INSERT INTO {4} {10} SELECT __s.*, true FROM __trellis_src __s WHERE NOT "
+      "EXISTS (SELECT 1 FROM {4} __l WHERE {6})), "
       "__trellis_del AS (DELETE FROM {4} __l USING ({7}) __k WHERE {8}) SELECT 1",
       page_keys_cte(d), entry_sources(d), old_entries(d, with_deltas && d.any_incremental()),
       touched_groups(d, with_deltas), ledger(d), sets, key_equal(d.key, "__l", "__s"),
-      keys_without_source(d.key), key_equal(d.key, "__l", "__k"), differs);
+      keys_without_source(d.key), key_equal(d.key, "__l", "__k"), differs, ledger_column_list(d));
 }
 
 // The build range ($1, $2] of the source (NULL: an open end) as present
@@ -259,12 +247,6 @@ std::string range_entry_sources(const TransformDef& d) {
       "($2::text[] IS NULL OR {}){}",
       entry_columns(d), qualified(d.source_schema, d.source_table), alias,
       key_after(d.key, alias, "$1::text[]"), key_at_most(d.key, alias, "$2::text[]"), and_where(d));
-}
-
-std::string ledger_column_list(const TransformDef& d) {
-  std::string cols = join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); });
-  for (const auto& c : ledger_columns(d)) cols += ", " + ident(c.name);
-  return "(" + cols + ", \"__ledger_group\", \"__present\")";
 }
 
 std::string range_insert_entries(const TransformDef& d) {
@@ -527,8 +509,8 @@ TransformSql compile_aggregate(const TransformDef& d) {
   std::string source = qualified(d.source_schema, d.source_table);
   sql.create = create(d);
   sql.drop = {"DROP TABLE IF EXISTS " + ledger(d), "DROP TABLE IF EXISTS " + target(d)};
-  sql.steps = {lock_entries(d), rewrite_entries(d, true), lock_groups(d), apply_deltas(d)};
-  sql.build_steps = {lock_entries_with_values(d), rewrite_entries(d, false)};
+  sql.steps = {lock_key_slots(d), rewrite_entries(d, true), lock_groups(d), apply_deltas(d)};
+  sql.build_steps = {lock_key_slots(d), rewrite_entries(d, false)};
   sql.group_steps = {lock_groups(d), recompute(d)};
   // Groups the ledger holds and groups the target holds (a RESUME may have
   // emptied some): every one is recomputed once.

@@ -47,10 +47,6 @@ std::string function_name(const RingShape& ring, int table_id, const std::string
   return qualified(ring.catalog_schema, fmt::format("capture_{}_{}", table_id, event));
 }
 
-std::string bucket_of(const std::string& key_expr, int buckets) {
-  return fmt::format("((hashtext({}::text) & 2147483647) % {})::int2", key_expr, buckets);
-}
-
 // Row images of a transition table as jsonb, computed once per row.
 std::string images(const std::string& transition) {
   return fmt::format("(SELECT to_jsonb(__row.*) AS __j FROM {} __row) __r", transition);
@@ -209,7 +205,7 @@ std::string staged_rows(const catalog::CapturedTable& t, const std::vector<Colum
     keys = fmt::format("SELECT {} AS k FROM {}", encode_key_from_json(t.key, "__r.__j"),
                        images(transition));
   return fmt::format("SELECT {}, c.k, {}, '{}' FROM ({}) c", t.id,
-                     bucket_of("c.k", catalog::kRingBuckets),
+                     key_bucket("c.k", catalog::kRingBuckets),
                      event[0] == 'i' ? 'i' : (event[0] == 'd' ? 'd' : 'u'), keys);
 }
 

@@ -34,27 +34,27 @@ DrainSql compile_drain(const std::string& cs) {
       "bucket)), pick AS (SELECT seg, bucket FROM ranked WHERE n = 1 OR (seg = first_seg AND "
       "first_fresh AND fresh AND run <= $1::int)) "
       "UPDATE {0} b SET (owner_pid, owner_start) = ({1}) FROM pick WHERE b.seg = pick.seg AND "
-      "b.bucket = pick.bucket RETURNING b.seg, b.bucket",
+      "b.bucket = pick.bucket RETURNING b.seg, b.bucket, b.ring_rows",
       buckets, catalog::kThisBackend, catalog::owner_gone("c.owner_pid", "c.owner_start"));
   // The truncated tables matter only to a bucket's first page.
   s.check_bucket = fmt::format(
-      "SELECT CASE WHEN cursor IS NULL THEN truncated END FROM {} WHERE seg = $1::bigint AND "
-      "bucket = ANY($2::int2[]) AND owner_pid = pg_backend_pid() AND NOT done FOR UPDATE",
+      "SELECT CASE WHEN cursor IS NULL THEN truncated END, cursor FROM {} WHERE seg = $1::bigint "
+      "AND bucket = ANY($2::int2[]) AND owner_pid = pg_backend_pid() AND NOT done FOR UPDATE",
       buckets);
   s.bucket_tables = fmt::format(
       "SELECT array_agg(DISTINCT t) FROM {}, unnest(tables) t WHERE seg = $1::bigint AND bucket = "
       "ANY($2::int2[])",
       buckets);
-  // Keys in (bucket, ck) order past the cursor: for one bucket, an ordered
-  // scan of the slot's page index when the segment was large enough to get
-  // one (ring/ring.cpp), else a scan and sort. ck = [tbl] || key identifies a
-  // row's key, so DISTINCT ON (ck) is the distinct keys.
+  // Keys in (bucket, ck) order past the cursor ($3, NULL on a bucket's first
+  // page): for one bucket, an ordered scan of the slot's page index when the
+  // segment was large enough to get one (ring/ring.cpp), else a scan and
+  // sort. ck = [tbl] || key identifies a row's key, so DISTINCT ON (ck) is
+  // the distinct keys. The cursor is a parameter, not read by a subquery, so
+  // the planner sees how many of the bucket's rows are left: estimated at a
+  // third of them, it would sort them all for each page.
   for (int slot = 0; slot < catalog::kRingSlots; ++slot) {
     std::string ring = qualified(cs, catalog::ring_slot_table(slot));
-    std::string cursor = fmt::format(
-        "coalesce((SELECT max(cursor) FROM {} WHERE seg = $1::bigint AND bucket = "
-        "ANY($2::int2[])), '{{}}'::text[])",
-        buckets);
+    std::string cursor = "coalesce($3::text[], '{}'::text[])";
     // A key with a NULL part names no row: it counts toward the page (so
     // the cursor passes it) but is not re-derived. That filter is applied
     // after the LIMIT so the planner's row estimate for the scan stays
@@ -62,15 +62,18 @@ DrainSql compile_drain(const std::string& cs) {
     auto fill = [&](const char* bucket_match) {
       return fmt::format(
           "WITH pick AS (SELECT DISTINCT ON (ck) tbl, key, {3} AS ck FROM {0} WHERE {5} AND {4} "
-          "AND {3} > {1} ORDER BY ck LIMIT $3::int), usable AS (SELECT tbl, key FROM pick WHERE "
-          "array_position(key, NULL) IS NULL), ins AS (INSERT INTO {2} (tbl, key) SELECT tbl, "
-          "key FROM usable ON CONFLICT DO NOTHING) SELECT (SELECT count(*) FROM pick), (SELECT "
+          "AND {3} > {1} ORDER BY ck LIMIT $2::int), usable AS (SELECT tbl, key FROM pick WHERE "
+          "array_position(key, NULL) IS NULL), ins AS (INSERT INTO {2} (tbl, key) SELECT u.tbl, "
+          "u.key FROM usable u WHERE NOT EXISTS (SELECT 1 FROM {2} __p WHERE __p.tbl = u.tbl AND "
+          "__p.key = u.key)) SELECT (SELECT count(*) FROM pick), (SELECT "
           "max(ck) FROM pick), (SELECT array_agg(DISTINCT tbl) FROM usable)",
           ring, cursor, kPageTable, kRingPageKey, kRingHasKey, bucket_match);
     };
-    s.fill_page.push_back(fill("bucket = ($2::int2[])[1]"));  // an equality: index order
-    s.fill_pages.push_back(fill("bucket = ANY($2::int2[])"));
+    s.fill_page.push_back(fill("bucket = ($1::int2[])[1]"));  // an equality: index order
+    s.fill_pages.push_back(fill("bucket = ANY($1::int2[])"));
   }
+  s.before_fill = "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off";
+  s.after_fill = "RESET enable_bitmapscan; RESET enable_sort";
   s.finish_page = fmt::format(
       "UPDATE {} SET cursor = $3::text[], done = $4::bool, attempts = 0, not_before = NULL, "
       "into_seg = CASE WHEN $5::bool THEN greatest(into_seg, pg_sequence_last_value({})) ELSE "

@@ -18,17 +18,23 @@ inline constexpr const char* kRingHasKey = "key IS NOT NULL";
 
 // Claimed buckets are passed as $2, an int2[] of the claim's buckets.
 struct DrainSql {
-  std::string claim_bucket;  // $1 page cap -> (seg, bucket) per claimed bucket
+  std::string claim_bucket;  // $1 page cap -> (seg, bucket, ring rows) per claimed bucket
   // $1 seg, $2 buckets: ownership, locking the claim rows -> per bucket, the
-  // tables truncated (first page only)
+  // tables truncated (first page only) and the cursor
   std::string check_bucket;
   std::string bucket_tables;  // $1 seg, $2 buckets -> int[] table ids in them
-  // Indexed by ring slot; $1 seg, $2 buckets, $3 cap -> (count, last cursor, tables):
+  // Indexed by ring slot; $1 buckets, $2 cap, $3 cursor -> (count, last cursor, tables):
   std::vector<std::string> fill_page;   // a claim of one bucket
   std::vector<std::string> fill_pages;  // a claim of several
-  std::string finish_page;              // $1 seg, $2 buckets, $3 cursor, $4 done, $5 fed downstream
-  std::string fail_bucket;              // $1 seg, $2 buckets: release with backoff
-  std::string retry_bucket;             // $1 seg, $2 buckets, $3 ms: release, retry after $3 ms
+  // Around the fill of a bucket larger than a page: the planner, costing each heap fetch of an
+  // index scan as a random read, would sort a bucket's remaining rows (a bitmap scan) for each page
+  // rather than read the first page_cap of them in index order; the slot was just written and is in
+  // memory, so the ordered scan is the cheap one. Taken for the fill statement only.
+  std::string before_fill;
+  std::string after_fill;
+  std::string finish_page;   // $1 seg, $2 buckets, $3 cursor, $4 done, $5 fed downstream
+  std::string fail_bucket;   // $1 seg, $2 buckets: release with backoff
+  std::string retry_bucket;  // $1 seg, $2 buckets, $3 ms: release, retry after $3 ms
 };
 
 DrainSql compile_drain(const std::string& catalog_schema);

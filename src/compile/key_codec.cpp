@@ -41,6 +41,10 @@ std::string encode_key(const std::vector<Column>& key, const std::string& row_al
          "]";
 }
 
+std::string key_bucket(const std::string& key_expr, int buckets) {
+  return fmt::format("((hashtext({}::text) & 2147483647) % {})::int2", key_expr, buckets);
+}
+
 std::string encode_key_from_json(const std::vector<Column>& key, const std::string& json_expr) {
   return "ARRAY[" +
          join<Column>(key, ", ",

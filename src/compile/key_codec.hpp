@@ -20,6 +20,9 @@ std::string encode_key(const std::vector<catalog::Column>& key, const std::strin
 // triggers, so a renamed column yields NULL instead of an error).
 std::string encode_key_from_json(const std::vector<catalog::Column>& key,
                                  const std::string& json_expr);
+// The ring bucket of the encoded key `key_expr` (an int2 in [0, buckets)):
+// capture stages a key into it, and a re-derive locks the key's slot by it.
+std::string key_bucket(const std::string& key_expr, int buckets);
 // Column list `(key_array[1])::type AS "col", ...` decoding `array_expr`.
 std::string decode_key_columns(const std::vector<catalog::Column>& key,
                                const std::string& array_expr);

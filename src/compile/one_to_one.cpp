@@ -1,7 +1,8 @@
-// Renders the 1-1 re-derive. The page holds encoded source keys; the lock
-// statement upserts placeholders with ON CONFLICT DO UPDATE ... WHERE false,
-// which locks existing rows without rewriting them; the derive statement runs
-// later (a fresh snapshot) and writes only rows whose values changed.
+// Renders the 1-1 re-derive. The page holds encoded source keys; the first
+// statement takes the advisory locks of the key slots they fall in (I1, see
+// lock_key_slots); the derive statement runs later (a fresh snapshot) and
+// writes only rows whose values changed, inserts the rows of keys the target
+// lacks and deletes those whose source row is gone.
 #include "compile/one_to_one.hpp"
 
 #include <fmt/format.h>
@@ -32,12 +33,6 @@ std::string create_target(const TransformDef& d) {
   for (const auto& c : cols) body += c + ", ";
   return fmt::format("CREATE TABLE {} ({}PRIMARY KEY {})",
                      qualified(d.target_schema, d.target_table), body, key_tuple(d.key, ""));
-}
-
-std::string lock(const TransformDef& d) {
-  std::string rows = fmt::format("SELECT {} FROM {} p WHERE p.tbl = {}",
-                                 decode_key_columns(d.key, "p.key"), kPageTable, d.source_table_id);
-  return lock_rows(qualified(d.target_schema, d.target_table), d.key, key_tuple(d.key, ""), rows);
 }
 
 std::string source_select(const TransformDef& d, const std::vector<Field>& fields) {
@@ -81,27 +76,6 @@ std::vector<Field> written_fields(const TransformDef& d) {
   return out;
 }
 
-std::string derive(const TransformDef& d, const std::vector<Field>& fields) {
-  std::string target = qualified(d.target_schema, d.target_table);
-  std::string src = page_sources(d, fields);
-  std::string update = update_fields(d, fields);
-  return fmt::format(
-      "WITH __trellis_keys AS ({}), __trellis_src AS ({}), __trellis_upd AS ({}), "
-      "__trellis_del AS (DELETE FROM {} AS __t USING ({}) __k WHERE {} RETURNING 1) "
-      "SELECT (SELECT count(*) FROM __trellis_upd), (SELECT count(*) FROM __trellis_del)",
-      page_keys_cte(d), src, update, target, keys_without_source(d.key),
-      key_equal(d.key, "__t", "__k"));
-}
-
-// A build chunk's lock statement: lock() whose inserted rows already carry
-// the fields' values (see lock_rows_carrying).
-std::string lock_with_values(const TransformDef& d, const std::vector<Field>& fields) {
-  std::vector<CarriedValue> values;
-  for (const auto& f : fields) values.push_back({f.column, "__s." + ident(f.name)});
-  return lock_rows_carrying(qualified(d.target_schema, d.target_table), d, page_sources(d, fields),
-                            values);
-}
-
 // The source rows of the build range ($1, $2], with `fields` computed.
 std::string range_sources(const TransformDef& d, const std::vector<Field>& fields) {
   std::string alias = ident(d.alias);
@@ -115,6 +89,22 @@ std::string target_columns(const TransformDef& d, const std::vector<Field>& fiel
   cols.pop_back();
   for (const auto& f : fields) cols += ", " + ident(f.name);
   return cols + ")";
+}
+
+// Paused fields are not written: a row the derive inserts holds NULL in them,
+// until their rebuild fills them.
+std::string derive(const TransformDef& d, const std::vector<Field>& fields) {
+  std::string target = qualified(d.target_schema, d.target_table);
+  return fmt::format(
+      "WITH __trellis_keys AS ({0}), __trellis_src AS ({1}), __trellis_upd AS ({2}), "
+      "__trellis_ins AS (INSERT INTO {3} {4} SELECT * FROM __trellis_src __s WHERE NOT EXISTS "
+      "(SELECT 1 FROM {3} AS __t WHERE {5}) RETURNING 1), "
+      "__trellis_del AS (DELETE FROM {3} AS __t USING ({6}) __k WHERE {7} RETURNING 1) "
+      "SELECT (SELECT count(*) FROM __trellis_upd) + (SELECT count(*) FROM __trellis_ins), "
+      "(SELECT count(*) FROM __trellis_del)",
+      page_keys_cte(d), page_sources(d, fields), update_fields(d, fields), target,
+      target_columns(d, fields), key_equal(d.key, "__t", "__s"), keys_without_source(d.key),
+      key_equal(d.key, "__t", "__k"));
 }
 
 std::string range_insert(const TransformDef& d, const std::vector<Field>& fields) {
@@ -151,8 +141,8 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   std::string source = qualified(d.source_schema, d.source_table);
   sql.create = {create_target(d)};
   sql.drop = {"DROP TABLE IF EXISTS " + target};
-  sql.steps = {lock(d), derive(d, written_fields(d))};
-  sql.build_steps = {lock_with_values(d, written_fields(d)), sql.steps[1]};
+  sql.steps = {lock_key_slots(d), derive(d, written_fields(d))};
+  sql.build_steps = sql.steps;
   sql.page_all_held_keys = page_all_keys(d, target);
   sql.source_chunk_bound = chunk_bound(d.key, source);
   sql.sweep_chunk_bound = chunk_bound(d.key, target);
@@ -170,16 +160,11 @@ std::vector<std::string> one_to_one_field_build_steps(const TransformDef& d,
   std::vector<Field> chosen;
   for (const auto& f : written_fields(d))
     if (std::find(fields.begin(), fields.end(), f.name) != fields.end()) chosen.push_back(f);
-  std::string order =
-      join<Column>(d.key, ", ", [](const Column& c) { return "__t." + ident(c.name); });
-  std::string lock = fmt::format("SELECT 1 FROM {} AS __t WHERE {} IN ({}) ORDER BY {} FOR UPDATE",
-                                 qualified(d.target_schema, d.target_table),
-                                 key_tuple(d.key, "__t"), page_keys_cte(d), order);
   std::string update = fmt::format(
       "WITH __trellis_keys AS ({}), __trellis_src AS ({}), __trellis_upd AS ({}) SELECT (SELECT "
       "count(*) FROM __trellis_upd), 0",
       page_keys_cte(d), page_sources(d, chosen), update_fields(d, chosen));
-  return {lock, update};
+  return {lock_key_slots(d), update};
 }
 
 std::vector<std::string> one_to_one_steps_for(const TransformDef& d,
@@ -187,7 +172,7 @@ std::vector<std::string> one_to_one_steps_for(const TransformDef& d,
   std::vector<Field> chosen;
   for (const auto& f : d.fields)
     if (std::find(fields.begin(), fields.end(), f.name) != fields.end()) chosen.push_back(f);
-  return {lock(d), derive(d, chosen)};
+  return {lock_key_slots(d), derive(d, chosen)};
 }
 
 std::string alter_target_columns(const TransformDef& d, const std::vector<std::string>& dropped,

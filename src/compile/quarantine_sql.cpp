@@ -44,8 +44,9 @@ QuarantineSql compile_quarantine(const std::string& cs) {
       "SELECT tbl, key FROM __moved",
       kPageTable, held, kHidden);
   q.restore_hidden_keys = fmt::format(
-      "WITH __back AS (DELETE FROM {0} RETURNING tbl, key) INSERT INTO {1} (tbl, key) SELECT tbl, "
-      "key FROM __back ON CONFLICT DO NOTHING",
+      "WITH __back AS (DELETE FROM {0} RETURNING tbl, key) INSERT INTO {1} (tbl, key) SELECT "
+      "__b.tbl, __b.key FROM __back __b WHERE NOT EXISTS (SELECT 1 FROM {1} __p WHERE __p.tbl = "
+      "__b.tbl AND __p.key = __b.key)",
       kHidden, kPageTable);
   q.save_page = fmt::format(
       "INSERT INTO {} (tbl, key, n) SELECT tbl, key, row_number() OVER (PARTITION BY tbl ORDER BY "

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/sql_text.hpp"
+#include "catalog/ring_geometry.hpp"
 #include "compile/key_codec.hpp"
 #include "compile/transform_sql.hpp"
 
@@ -19,8 +20,11 @@ using catalog::TransformDef;
 
 std::vector<std::string> create_temp_tables_sql() {
   return {
-      "CREATE TEMP TABLE IF NOT EXISTS trellis_page (tbl int NOT NULL, key text[] NOT NULL, "
-      "PRIMARY KEY (tbl, key)) ON COMMIT DELETE ROWS",
+      // No index: a btree over text[] keys costs more per inserted key than
+      // the rest of the page fill; writers that could add a key twice add
+      // only the keys the page lacks, and readers match keys with semi-joins.
+      "CREATE TEMP TABLE IF NOT EXISTS trellis_page (tbl int NOT NULL, key text[] NOT NULL) ON "
+      "COMMIT DELETE ROWS",
       "CREATE TEMP TABLE IF NOT EXISTS trellis_groups (tid int NOT NULL, grp text NOT NULL, "
       "delta numeric[], PRIMARY KEY (tid, grp)) ON COMMIT DELETE ROWS",
       "CREATE TEMP TABLE IF NOT EXISTS trellis_hidden (tbl int NOT NULL, key text[] NOT NULL) ON "
@@ -83,48 +87,57 @@ std::string chunk_bound(const std::vector<Column>& key, const std::string& table
       encode_key(key, "__r"), cols, table, key_after(key, "__r", "$1::text[]"), cols);
 }
 
-std::string page_range(const TransformDef& d, const std::string& table) {
+std::string page_lacks(int table_id, const std::string& key_expr) {
+  return fmt::format("NOT EXISTS (SELECT 1 FROM {} __p WHERE __p.tbl = {} AND __p.key = {})",
+                     kPageTable, table_id, key_expr);
+}
+
+namespace {
+
+// INSERT into the page of `table`'s keys (as `d`'s source table's) that the
+// page lacks, from the rows `where` keeps.
+std::string page_insert(const TransformDef& d, const std::string& table, const std::string& where) {
+  std::string key = encode_key(d.key, "__r");
   return fmt::format(
-      "INSERT INTO {} (tbl, key) SELECT {}, {} FROM {} AS __r WHERE ($1::text[] IS NULL OR {}) "
-      "AND ($2::text[] IS NULL OR {}) ON CONFLICT DO NOTHING",
-      kPageTable, d.source_table_id, encode_key(d.key, "__r"), table,
-      key_after(d.key, "__r", "$1::text[]"), key_at_most(d.key, "__r", "$2::text[]"));
+      "INSERT INTO {} (tbl, key) SELECT {}, __e.key FROM (SELECT {} AS key FROM {} AS __r{}) __e "
+      "WHERE {}",
+      kPageTable, d.source_table_id, key, table, where, page_lacks(d.source_table_id, "__e.key"));
+}
+
+}  // namespace
+
+std::string page_range(const TransformDef& d, const std::string& table) {
+  return page_insert(
+      d, table,
+      fmt::format(" WHERE ($1::text[] IS NULL OR {}) AND ($2::text[] IS NULL OR {})",
+                  key_after(d.key, "__r", "$1::text[]"), key_at_most(d.key, "__r", "$2::text[]")));
 }
 
 std::string page_all_keys(const TransformDef& d, const std::string& table) {
+  return page_insert(d, table, "");
+}
+
+static_assert(catalog::kRingBuckets <= 256, "a key slot lock holds the slot in 8 bits");
+
+std::string lock_key_slots(const TransformDef& d) {
+  // The lock's key: a fixed tag in the high half (so it is unlikely to be an
+  // application's advisory lock), the transform and the slot below it.
+  int64_t base = (int64_t{0x54524C53} << 32) + int64_t{d.id} * 256;
   return fmt::format(
-      "INSERT INTO {} (tbl, key) SELECT {}, {} FROM {} AS __r ON CONFLICT DO NOTHING", kPageTable,
-      d.source_table_id, encode_key(d.key, "__r"), table);
+      "SELECT pg_advisory_xact_lock({} + __s.slot) FROM (SELECT DISTINCT {} AS slot FROM {} p "
+      "WHERE p.tbl = {}) __s ORDER BY __s.slot",
+      base, key_bucket("p.key", catalog::kRingBuckets), kPageTable, d.source_table_id);
 }
 
 std::string lock_rows(const std::string& table, const std::vector<Column>& cols,
-                      const std::string& conflict_target, const std::string& rows_sql,
-                      size_t key_columns) {
-  std::string list = key_tuple(cols, "");
+                      const std::string& conflict_target, const std::string& rows_sql) {
   std::string order;
-  size_t ordered = key_columns ? key_columns : cols.size();
-  for (size_t i = 0; i < ordered; ++i) order += (i ? ", " : "") + std::to_string(i + 1);
+  for (size_t i = 0; i < cols.size(); ++i) order += (i ? ", " : "") + std::to_string(i + 1);
   return fmt::format(
       "INSERT INTO {} AS __t {} {} ORDER BY {} ON CONFLICT {} DO UPDATE SET {} = EXCLUDED.{} "
       "WHERE false",
-      table, list, rows_sql, order, conflict_target, ident(cols[0].name), ident(cols[0].name));
-}
-
-std::string lock_rows_carrying(const std::string& table, const TransformDef& d,
-                               const std::string& sources_sql,
-                               const std::vector<CarriedValue>& values) {
-  std::vector<Column> cols = d.key;
-  std::string select =
-      join<Column>(d.key, ", ", [](const Column& c) { return "__k." + ident(c.name); });
-  for (const auto& v : values) {
-    cols.push_back(v.column);
-    select += ", " + v.sql;
-  }
-  std::string rows = fmt::format(
-      "WITH __trellis_keys AS ({}), __trellis_src AS ({}) SELECT {} FROM __trellis_keys __k "
-      "LEFT JOIN __trellis_src __s ON {}",
-      page_keys_cte(d), sources_sql, select, key_equal(d.key, "__s", "__k"));
-  return lock_rows(table, cols, key_tuple(d.key, ""), rows, d.key.size());
+      table, key_tuple(cols, ""), rows_sql, order, conflict_target, ident(cols[0].name),
+      ident(cols[0].name));
 }
 
 TransformSql compile_aggregate(const TransformDef& def);

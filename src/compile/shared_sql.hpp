@@ -29,34 +29,29 @@ std::string changed_from(const catalog::Field& f, const std::string& source);
 std::string changed(const catalog::Field& f);
 // See TransformSql: the chunk's last key after $1 in `table`'s key order.
 std::string chunk_bound(const std::vector<catalog::Column>& key, const std::string& table);
-// Fills the page with `table`'s keys in ($1, $2].
+// Fills the page with `table`'s keys in ($1, $2] that it lacks.
 std::string page_range(const catalog::TransformDef& d, const std::string& table);
-// Fills the page with every key `table` holds.
+// Fills the page with every key `table` holds that it lacks.
 std::string page_all_keys(const catalog::TransformDef& d, const std::string& table);
+// True when the page holds no key `key_expr` of table `table_id` (the page
+// has no unique index; see create_temp_tables_sql).
+std::string page_lacks(int table_id, const std::string& key_expr);
+// Invariant I1 for the rows a transform keeps per source key (1-1 target
+// rows, ledger entries): the first step of every re-derive takes, for each
+// slot the page's keys of d's source table fall in, a transaction-scoped
+// advisory lock of (d, slot), in slot order. A slot is the key's ring
+// bucket, so drains of different buckets never wait for each other, and two
+// writers of one key, whatever their kind (drain page, build chunk, field
+// build, parked-key discharge, released key), never read and write it at once:
+// the later one reads only after the earlier one committed. It writes no WAL
+// and no row, where a row lock per key did both.
+std::string lock_key_slots(const catalog::TransformDef& d);
 // Locks rows of `table` keyed by `cols` for the decoded page rows `rows_sql`
 // (whose columns are the decoded key), inserting placeholders for absent ones
 // in key order; existing rows are locked and left unwritten (ON CONFLICT DO
-// UPDATE ... WHERE false). With `key_columns` set, only the first that many
-// of `cols` are the key (the order); the rest are values the inserted rows
-// carry.
+// UPDATE ... WHERE false). Used for an aggregate's group rows, which keys of
+// every slot write.
 std::string lock_rows(const std::string& table, const std::vector<catalog::Column>& cols,
-                      const std::string& conflict_target, const std::string& rows_sql,
-                      size_t key_columns = 0);
-// A value a row inserted by lock_rows_carrying holds: its column and the
-// expression giving it over the page's source row `__s` (NULL when the key
-// has none).
-struct CarriedValue {
-  catalog::Column column;
-  std::string sql;
-};
-// A build chunk's lock of `table` (keyed like the transform's source): the
-// page's keys left-joined to `sources_sql` (the page's current source rows,
-// run as the CTE __trellis_src), with lock_rows' semantics, except that an
-// absent key's row is inserted already carrying `values` instead of NULLs.
-// The guess is corrected by the statement after it, which reads the source
-// under a later snapshot (I1); in a fresh build it spares the second write.
-std::string lock_rows_carrying(const std::string& table, const catalog::TransformDef& d,
-                               const std::string& sources_sql,
-                               const std::vector<CarriedValue>& values);
+                      const std::string& conflict_target, const std::string& rows_sql);
 
 }  // namespace trellis::compile

@@ -20,9 +20,9 @@ std::vector<std::string> create_temp_tables_sql();
 struct TransformSql {
   std::vector<std::string> create;  // target (and side tables) DDL
   std::vector<std::string> drop;    // drops them
-  // Re-derive of the page's keys for this transform, in order. Step 0 locks
-  // what the later steps write (placeholders for absent keys) and reads no
-  // source row; later steps read in later statements.
+  // Re-derive of the page's keys for this transform, in order. Step 0 takes
+  // the locks of the page's key slots (lock_key_slots) and reads no source
+  // row; later steps read in later statements.
   std::vector<std::string> steps;
   // Adds every source key the transform holds to the page (after a TRUNCATE).
   std::string page_all_held_keys;
