@@ -51,7 +51,7 @@ void throughput(Run& run) {
         reset_statements(*db);
         auto worker = Worker::spawn(db->url(), n, run.settings().tick, log);
         double drain_s = db->converge(timeout);
-        line["top_statements"] = top_statements(*db, 30);
+        line["top_statements"] = top_statements(*db, 6);
         line["drain_s"] = drain_s;
         line["floor_s"] = floor_s;
         line["changes_per_s"] = rows / drain_s;

@@ -35,12 +35,15 @@ std::string create_target(const TransformDef& d) {
                      qualified(d.target_schema, d.target_table), body, key_tuple(d.key, ""));
 }
 
-std::string source_select(const TransformDef& d, const std::vector<Field>& fields) {
+// SELECT <key>, <fields>[, <extra>] FROM the source under its alias.
+std::string source_select(const TransformDef& d, const std::vector<Field>& fields,
+                          const std::string& extra = "") {
   std::string alias = ident(d.alias);
   std::string cols = join<Column>(d.key, ", ", [&](const Column& c) {
     return alias + "." + ident(c.name) + " AS " + ident(c.name);
   });
   for (const auto& f : fields) cols += ", (" + f.sql + ") AS " + ident(f.name);
+  if (!extra.empty()) cols += ", " + extra;
   return fmt::format("SELECT {} FROM {} AS {}", cols, qualified(d.source_schema, d.source_table),
                      alias);
 }
@@ -91,20 +94,39 @@ std::string target_columns(const TransformDef& d, const std::vector<Field>& fiel
   return cols + ")";
 }
 
-// Paused fields are not written: a row the derive inserts holds NULL in them,
-// until their rebuild fills them.
+// One MERGE over the page's distinct keys, each left-joined to its current
+// source row (one that the WHERE keeps): a key whose source row is gone
+// deletes its target row, a changed row is updated, a key the target lacks is
+// inserted. Each key is one probe of the source and one of the target, and
+// an unchanged row is not touched. No other transaction writes these keys
+// meanwhile (the slot locks of the step before), so the INSERT meets no
+// concurrent row of its key. Paused fields are not written: a row the derive
+// inserts holds NULL in them, until their rebuild fills them.
 std::string derive(const TransformDef& d, const std::vector<Field>& fields) {
-  std::string target = qualified(d.target_schema, d.target_table);
+  std::string page_keys, on, values;
+  for (size_t i = 0; i < d.key.size(); ++i) {
+    std::string name = ident(d.key[i].name), page_key = "\"__key" + std::to_string(i + 1) + "\"";
+    page_keys += (i ? ", " : "") + fmt::format("__k.{} AS {}", name, page_key);
+    on += (i ? " AND " : "") + fmt::format("__t.{} = __s.{}", name, page_key);
+    values += (i ? ", " : "") + ("__s." + name);
+  }
+  for (const auto& f : fields) values += ", __s." + ident(f.name);
+  std::string update;
+  if (!fields.empty())
+    update = fmt::format(
+        " WHEN MATCHED AND ({}) THEN UPDATE SET {}", join<Field>(fields, " OR ", changed),
+        join<Field>(fields, ", ",
+                    [](const Field& f) { return ident(f.name) + " = __s." + ident(f.name); }));
+  std::string sources = source_select(d, fields, "true AS \"__present\"");
+  if (d.where_sql) sources += " WHERE (" + *d.where_sql + ")";
   return fmt::format(
-      "WITH __trellis_keys AS ({0}), __trellis_src AS ({1}), __trellis_upd AS ({2}), "
-      "__trellis_ins AS (INSERT INTO {3} {4} SELECT * FROM __trellis_src __s WHERE NOT EXISTS "
-      "(SELECT 1 FROM {3} AS __t WHERE {5}) RETURNING 1), "
-      "__trellis_del AS (DELETE FROM {3} AS __t USING ({6}) __k WHERE {7} RETURNING 1) "
-      "SELECT (SELECT count(*) FROM __trellis_upd) + (SELECT count(*) FROM __trellis_ins), "
-      "(SELECT count(*) FROM __trellis_del)",
-      page_keys_cte(d), page_sources(d, fields), update_fields(d, fields), target,
-      target_columns(d, fields), key_equal(d.key, "__t", "__s"), keys_without_source(d.key),
-      key_equal(d.key, "__t", "__k"));
+      "MERGE INTO {0} AS __t USING (SELECT {1}, __r.* FROM (SELECT DISTINCT {2} FROM {3} p WHERE "
+      "p.tbl = {4}) __k LEFT JOIN ({5}) __r ON {6}) AS __s ON {7} WHEN MATCHED AND "
+      "__s.\"__present\" IS NULL THEN DELETE{8} WHEN NOT MATCHED AND __s.\"__present\" THEN "
+      "INSERT {9} VALUES ({10})",
+      qualified(d.target_schema, d.target_table), page_keys, decode_key_columns(d.key, "p.key"),
+      kPageTable, d.source_table_id, sources, key_equal(d.key, "__r", "__k"), on, update,
+      target_columns(d, fields), values);
 }
 
 std::string range_insert(const TransformDef& d, const std::vector<Field>& fields) {
