@@ -17,6 +17,14 @@ std::string by_ranges(const std::string& prefix) {
 
 }  // namespace
 
+std::string rows_done_by_claims(const std::string& claims_table, const std::string& transform,
+                                const std::string& fence) {
+  return fmt::format(
+      "(SELECT coalesce(sum(__c.rows_done), 0) FROM {} __c WHERE __c.transform_id = {} AND "
+      "__c.fence = {} AND __c.done)",
+      claims_table, transform, fence);
+}
+
 std::string not_claimed_by_ranges(const Store& store, const std::string& row) {
   return fmt::format(
       "({0}.build_phase NOT IN ({1}, {2}) OR EXISTS (SELECT 1 FROM {3} __f WHERE __f.transform_id "
@@ -67,13 +75,12 @@ RangeClaimStatements range_claim_statements(const Store& store) {
       "cursor = $5::text[], at_end = $5::text[] IS NULL, next_seq = $3::int + 1 WHERE "
       "transform_id = $1::int",
       claims, frontiers, kThisBackend);
+  std::string counted = rows_done_by_claims(claims, "$1::int", "$2::timestamptz");
   s.finish_phase = fmt::format(
-      "WITH counted AS (SELECT coalesce(sum(rows_done), 0) AS n FROM {0} WHERE transform_id = "
-      "$1::int AND fence = $2::timestamptz), gone AS (DELETE FROM {0} WHERE transform_id = "
-      "$1::int), frontier AS (DELETE FROM {1} WHERE transform_id = $1::int) UPDATE {2} SET "
-      "build_rows_done = build_rows_done + (SELECT n FROM counted), backfill_failure = NULL WHERE "
-      "id = $1::int",
-      claims, frontiers, transforms);
+      "WITH counted AS (SELECT {3} AS n), gone AS (DELETE FROM {0} WHERE transform_id = $1::int), "
+      "frontier AS (DELETE FROM {1} WHERE transform_id = $1::int) UPDATE {2} SET build_rows_done "
+      "= build_rows_done + (SELECT n FROM counted), backfill_failure = NULL WHERE id = $1::int",
+      claims, frontiers, transforms, counted);
   s.range_check = fmt::format(
       "SELECT build_sweep_target FROM {} t WHERE id = $1::int AND version = $2::int AND "
       "build_fence = $3::timestamptz AND build_phase = $4 AND {} FOR SHARE",
@@ -100,14 +107,13 @@ RangeClaimStatements range_claim_statements(const Store& store) {
   s.to_chunks = fmt::format(
       "WITH f AS (SELECT cursor FROM {1} WHERE transform_id = $1::int FOR UPDATE), first AS "
       "(SELECT lo FROM {0} WHERE transform_id = $1::int AND fence = $2::timestamptz AND NOT done "
-      "ORDER BY seq LIMIT 1), counted AS (SELECT coalesce(sum(rows_done), 0) AS n FROM {0} WHERE "
-      "transform_id = $1::int AND fence = $2::timestamptz AND done), gone AS (DELETE FROM {0} "
+      "ORDER BY seq LIMIT 1), counted AS (SELECT {4} AS n), gone AS (DELETE FROM {0} "
       "WHERE transform_id = $1::int), chunked AS (UPDATE {1} SET chunked = true WHERE "
       "transform_id = $1::int) UPDATE {2} SET build_cursor = CASE WHEN EXISTS (SELECT 1 FROM "
       "first) THEN (SELECT lo FROM first) ELSE (SELECT cursor FROM f) END, build_rows_done = "
       "build_rows_done + (SELECT n FROM counted), (build_owner_pid, build_owner_start) = ({3}) "
       "WHERE id = $1::int",
-      claims, frontiers, transforms, kThisBackend);
+      claims, frontiers, transforms, kThisBackend, counted);
   return s;
 }
 

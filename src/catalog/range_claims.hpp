@@ -79,4 +79,10 @@ RangeClaimStatements range_claim_statements(const Store& store);
 // by ranges that claims are working on (`row`: the transforms row's alias).
 std::string not_claimed_by_ranges(const Store& store, const std::string& row);
 
+// A scalar subquery: the rows written by the done claims of the phase of
+// transform `transform` (an SQL expression) behind fence `fence`, which the
+// transform's build_rows_done does not count yet.
+std::string rows_done_by_claims(const std::string& claims_table, const std::string& transform,
+                                const std::string& fence);
+
 }  // namespace trellis::catalog

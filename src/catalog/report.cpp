@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "catalog/range_claims.hpp"
 #include "trellis/error.hpp"
 
 namespace trellis::catalog {
@@ -75,9 +76,8 @@ std::vector<TransformReport> read_reports(
       fmt::format(
           "SELECT target_schema || '.' || target_table AS target, status, capture_wait::text AS "
           "capture_wait, capture_failure::text AS capture_failure, backfill_failure::text AS "
-          "backfill_failure, drain_failure::text AS drain_failure, build_rows_done + (SELECT "
-          "coalesce(sum(r.rows_done), 0) FROM {6} r WHERE r.transform_id = t.id AND r.fence = "
-          "t.build_fence AND r.done) AS build_rows_done, "
+          "backfill_failure, drain_failure::text AS drain_failure, build_rows_done + {6} AS "
+          "build_rows_done, "
           "build_rows_estimate, definition::text AS definition, (SELECT count(*) FROM {1} h "
           "WHERE h.transform_id = t.id AND h.held) AS held_keys, (SELECT min(held_at)::text FROM "
           "{1} h WHERE h.transform_id = t.id AND h.held) AS oldest_held, (SELECT "
@@ -93,7 +93,8 @@ std::vector<TransformReport> read_reports(
           "FROM {0} t WHERE {2} ORDER BY id",
           store.table("transforms"), store.table("held_keys"), where,
           store.table("captured_tables"), store.non_live_upstreams("t"),
-          literal(Status::waiting_to_backfill), store.table("range_claims")),
+          literal(Status::waiting_to_backfill),
+          rows_done_by_claims(store.table("range_claims"), "t.id", "t.build_fence")),
       params);
   std::map<std::string, int> at;
   for (int c = 0; c < r.columns(); ++c) at[r.column_name(c)] = c;
