@@ -16,7 +16,8 @@ namespace trellis::compile {
 inline constexpr const char* kRingPageKey = "(ARRAY[tbl::text] || key)";
 inline constexpr const char* kRingHasKey = "key IS NOT NULL";
 
-// Claimed buckets are passed as $2, an int2[] of the claim's buckets.
+// Claimed buckets are passed as an int2[] of the claim's buckets ($2, or $1
+// in the fills).
 struct DrainSql {
   std::string claim_bucket;  // $1 page cap -> (seg, bucket, ring rows) per claimed bucket
   // $1 seg, $2 buckets: ownership, locking the claim rows -> per bucket, the

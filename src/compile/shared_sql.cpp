@@ -122,7 +122,7 @@ static_assert(catalog::kRingBuckets <= 256, "a key slot lock holds the slot in 8
 std::string lock_key_slots(const TransformDef& d) {
   // The lock's key: a fixed tag in the high half (so it is unlikely to be an
   // application's advisory lock), the transform and the slot below it.
-  int64_t base = (int64_t{0x54524C53} << 32) + int64_t{d.id} * 256;
+  int64_t base = (kKeySlotLockTag << 32) + int64_t{d.id} * 256;
   return fmt::format(
       "SELECT pg_advisory_xact_lock({} + __s.slot) FROM (SELECT DISTINCT {} AS slot FROM {} p "
       "WHERE p.tbl = {}) __s ORDER BY __s.slot",

@@ -2,6 +2,7 @@
 // keyset paging for builds, and change detection between rows.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,8 @@ std::string page_lacks(int table_id, const std::string& key_expr);
 // the later one reads only after the earlier one committed. It writes no WAL
 // and no row, where a row lock per key did both.
 std::string lock_key_slots(const catalog::TransformDef& d);
+// The high half of every key slot lock's bigint key (pg_locks.classid).
+inline constexpr int64_t kKeySlotLockTag = 0x54524C53;
 // Locks rows of `table` keyed by `cols` for the decoded page rows `rows_sql`
 // (whose columns are the decoded key), inserting placeholders for absent ones
 // in key order; existing rows are locked and left unwritten (ON CONFLICT DO

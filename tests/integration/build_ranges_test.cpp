@@ -44,6 +44,13 @@ class BuildRanges : public TrellisTest {
   std::unique_ptr<pg::Connection> hold(int key) { return hold_gate(url_, key); }
   void release(pg::Connection& gate, int key) { release_gate(gate, key); }
 
+  // Defines `statement` and lets it go live, then stops the workers.
+  void build_live(const char* statement) {
+    auto t = start(2);
+    t->apply(statement);
+    await_status(*t, "dst", "live");
+  }
+
   int64_t count(const std::string& statement) { return query(statement).get_int(0, 0); }
 
   std::string phase() {
@@ -359,11 +366,7 @@ TEST_F(BuildRanges, AClaimOfAKilledWorkerIsTakenOver) {
 // target ends complete.
 TEST_F(BuildRanges, ABuildOfAnEarlierVersionGoesOnFromItsCursor) {
   create_source(2000);
-  {
-    auto t = start(2);
-    t->apply(kDefine);
-    await_status(*t, "dst", "live");
-  }
+  build_live(kDefine);
   sql("DELETE FROM dst WHERE id > 1000");
   sql("UPDATE trellis.transforms SET status = 'backfilling', build_phase = 'ranges', "
       "build_cursor = ARRAY['1000'], build_fence = now(), build_sweep_target = false, "
@@ -391,11 +394,7 @@ TEST_F(BuildRanges, ABuildOfAnEarlierVersionGoesOnFromItsCursor) {
 // parked, and the phase `parked`.
 TEST_F(BuildRanges, AnAggregateBuildLeftInTheOldParkedPhaseIsFinishedByGroupRanges) {
   create_source(2000);
-  {
-    auto t = start(2);
-    t->apply(kDefineGroups);
-    await_status(*t, "dst", "live");
-  }
+  build_live(kDefineGroups);
   sql("UPDATE dst SET total = 0 WHERE grp = 3");
   sql("DELETE FROM dst WHERE grp = 4");
   sql("UPDATE src SET v = 5000 WHERE id = 5");  // not drained: no workers run

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <string>
 
+#include "compile/shared_sql.hpp"
 #include "support/harness.hpp"
 
 namespace trellis::test {
@@ -64,17 +65,18 @@ inline bool await_trellis_lock_wait(const std::string& url, std::chrono::seconds
 }
 
 // Polls until some Trellis backend waits on the advisory lock of a key slot
-// (compile/shared_sql.hpp, lock_key_slots: its tag is the high half of the
-// lock's key); false on timeout.
+// (compile/shared_sql.hpp, lock_key_slots: kKeySlotLockTag is the high half
+// of the lock's key); false on timeout.
 inline bool await_key_slot_wait(const std::string& url, std::chrono::seconds timeout) {
   auto conn = pg::Connection::open(url);
   return eventually(
       [&] {
         return conn->exec(
                        "SELECT count(*) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid "
-                       "AND NOT l.granted AND l.locktype = 'advisory' AND l.classid = "
-                       "x'54524C53'::int::oid AND l.objsubid = 1 WHERE a.application_name = "
-                       "'trellis' AND a.datname = current_database()")
+                       "AND NOT l.granted AND l.locktype = 'advisory' AND l.classid = " +
+                       std::to_string(compile::kKeySlotLockTag) +
+                       " AND l.objsubid = 1 WHERE a.application_name = 'trellis' AND a.datname "
+                       "= current_database()")
                    .get_int(0, 0) > 0;
       },
       timeout);
