@@ -140,8 +140,8 @@ std::vector<std::string> create(const TransformDef& d) {
 std::string touched_groups(const TransformDef& d, bool with_deltas) {
   if (!with_deltas || !d.any_incremental())
     return fmt::format(
-        "INSERT INTO {0} (tid, grp) SELECT {1}, {2} FROM __trellis_old UNION SELECT {1}, {2} FROM "
-        "__trellis_src ON CONFLICT DO NOTHING",
+        "INSERT INTO {0} (tid, grp) SELECT {1}, {2} FROM __trellis_old WHERE \"__present\" UNION "
+        "SELECT {1}, {2} FROM __trellis_src",
         kGroupsTable, d.id, to_groups_table(d, "\"__ledger_group\""));
   std::vector<std::string> contribs = contributions(d);
   std::string removed, added, sums, names;
@@ -154,25 +154,32 @@ std::string touched_groups(const TransformDef& d, bool with_deltas) {
   }
   return fmt::format(
       "INSERT INTO {0} (tid, grp, delta) SELECT {1}, {7}, ARRAY[{2}] FROM (SELECT "
-      "\"__ledger_group\"{3} FROM __trellis_old UNION ALL SELECT {4}.\"__ledger_group\"{5} FROM "
-      "__trellis_src AS {4}) AS __d (grp{6}) GROUP BY __d.grp ON CONFLICT DO NOTHING",
+      "\"__ledger_group\"{3} FROM __trellis_old WHERE \"__present\" UNION ALL SELECT "
+      "{4}.\"__ledger_group\"{5} FROM __trellis_src AS {4}) AS __d (grp{6}) GROUP BY __d.grp",
       kGroupsTable, d.id, sums, removed, ident(d.alias), added, names,
       to_groups_table(d, "__d.grp"));
 }
 
-// The page's present ledger entries before the rewrite, with their
-// contributions when deltas are recorded.
+// The page's ledger entries before the rewrite, present or not: where each
+// is (its ctid, for the rewrite to write it without a second probe of the
+// ledger), its key and stored columns (to tell which keys lack an entry
+// and which entries differ) and, when deltas are recorded, its
+// contributions. The key slot locks keep every other writer of these
+// entries out until commit, so the ctids stay theirs.
 std::string old_entries(const TransformDef& d, bool with_deltas) {
   std::string alias = ident(d.alias);
-  std::string cols;
+  std::vector<Column> stored = d.key;
+  for (const auto& c : ledger_columns(d)) stored.push_back(c);
+  std::string cols =
+      join<Column>(stored, ", ", [&](const Column& c) { return alias + "." + ident(c.name); });
   if (with_deltas) {
     std::vector<std::string> contribs = contributions(d);
     for (size_t i = 0; i < contribs.size(); ++i)
       cols += fmt::format(", {} AS \"__d{}\"", contribs[i], i + 1);
   }
   return fmt::format(
-      "SELECT {0}.\"__ledger_group\"{1} FROM {2} AS {0} WHERE {0}.\"__present\" AND {3} IN "
-      "(SELECT {4} FROM __trellis_keys)",
+      "SELECT {0}.ctid AS \"__ctid\", {1}, {0}.\"__ledger_group\", {0}.\"__present\" FROM {2} AS "
+      "{0} WHERE {3} IN (SELECT {4} FROM __trellis_keys)",
       alias, cols, ledger(d), key_tuple(d.key, alias),
       join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }));
 }
@@ -215,27 +222,29 @@ std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
   std::string sets, old_row, new_row;
   for (const auto& c : ledger_columns(d)) {
     sets += ident(c.name) + " = __s." + ident(c.name) + ", ";
-    old_row += "__l." + ident(c.name) + ", ";
+    old_row += "__o." + ident(c.name) + ", ";
     new_row += "__s." + ident(c.name) + ", ";
   }
   // An entry is rewritten only when it differs (compared as text, so a
-  // value written differently counts); a key without an entry gets one.
+  // value written differently counts); a key without an entry gets one;
+  // an entry without a source row goes. Entries are written by ctid.
   std::string differs = fmt::format(
-      "({}__l.\"__ledger_group\", __l.\"__present\")::text IS DISTINCT FROM ({}__s."
+      "({}__o.\"__ledger_group\", __o.\"__present\")::text IS DISTINCT FROM ({}__s."
       "\"__ledger_group\", true)::text",
       old_row, new_row);
   return fmt::format(
       "WITH __trellis_keys AS ({0}), __trellis_src AS ({1}), __trellis_old AS ({2}), "
       "__trellis_touch AS ({3}), "
       "__trellis_upd AS (UPDATE {4} __l SET {5}\"__ledger_group\" = __s.\"__ledger_group\", "
-      "\"__present\" = "
-      "true FROM __trellis_src __s WHERE {6} AND {9}), "
-      "__trellis_ins AS (INSERT INTO {4} {10} SELECT __s.*, true FROM __trellis_src __s WHERE NOT "
-      "EXISTS (SELECT 1 FROM {4} __l WHERE {6})), "
-      "__trellis_del AS (DELETE FROM {4} __l USING ({7}) __k WHERE {8}) SELECT 1",
+      "\"__present\" = true FROM __trellis_src __s JOIN __trellis_old __o ON {6} WHERE __l.ctid = "
+      "__o.\"__ctid\" AND {7}), "
+      "__trellis_ins AS (INSERT INTO {4} {8} SELECT __s.*, true FROM __trellis_src __s WHERE NOT "
+      "EXISTS (SELECT 1 FROM __trellis_old __o WHERE {6})), "
+      "__trellis_del AS (DELETE FROM {4} __l USING __trellis_old __o WHERE __l.ctid = "
+      "__o.\"__ctid\" AND NOT EXISTS (SELECT 1 FROM __trellis_src __s WHERE {6})) SELECT 1",
       page_keys_cte(d), entry_sources(d), old_entries(d, with_deltas && d.any_incremental()),
-      touched_groups(d, with_deltas), ledger(d), sets, key_equal(d.key, "__l", "__s"),
-      keys_without_source(d.key), key_equal(d.key, "__l", "__k"), differs, ledger_column_list(d));
+      touched_groups(d, with_deltas), ledger(d), sets, key_equal(d.key, "__o", "__s"), differs,
+      ledger_column_list(d));
 }
 
 // The build range ($1, $2] of the source (NULL: an open end) as present
@@ -502,6 +511,81 @@ std::string group_range_rewrite(const TransformDef& d) {
       group_param(d, "$2"));
 }
 
+// True when every field is computed from the running state alone (COUNT,
+// SUM, AVG of the group's members): none reads the ledger for its group.
+bool state_only(const TransformDef& d) {
+  if (!d.any_incremental()) return false;
+  for (const auto& f : d.fields) {
+    if (!f.incremental) return false;
+    for (const auto& c : f.calls)
+      if (c.kind == "min" || c.kind == "max") return false;
+  }
+  return true;
+}
+
+// A row under the source's alias with "__group", the group columns and the
+// state columns (`state_sql` gives each state column's value), and every
+// field computed from that state: the select list over it.
+std::string fields_over_state(const TransformDef& d) {
+  std::string alias = ident(d.alias);
+  std::string cols;
+  for (const auto& c : state_columns(d))
+    cols += (cols.empty() ? "" : ", ") + alias + "." + ident(c);
+  for (const auto& f : d.fields)
+    cols += fmt::format(", CASE WHEN {}.\"__n\" > 0 THEN ({}) END", alias,
+                        field_from_state(d, f, alias));
+  return cols;
+}
+
+// Drain page of a state-only definition: one upsert folds each touched
+// group's delta into its state and sets its fields from the new state, in
+// group-key order (I5), inserting the groups the target lacks. ON CONFLICT
+// DO UPDATE adds the delta to the newest committed version of a row it
+// locks, so drains that touch one group fold into it one after another
+// without a placeholder lock; nothing here reads the ledger, so no snapshot
+// can miss another page's entries. Groups whose member count reaches zero
+// are recorded again in the touched-groups table, marked `emptied`, and
+// delete_emptied_groups removes them: a row cannot be upserted and deleted
+// by one statement.
+std::string upsert_deltas(const TransformDef& d) {
+  std::string alias = ident(d.alias);
+  std::vector<std::string> state = state_columns(d);
+  std::string grp = from_groups_table(d, "g.grp");
+  std::string inserted_state, folded_state, group_cols, state_list;
+  for (size_t i = 0; i < state.size(); ++i) {
+    inserted_state += fmt::format(", (g.delta[{}])::{} AS {}", i + 1, state_column_type(state[i]),
+                                  ident(state[i]));
+    folded_state += fmt::format(", (__t.{0} + EXCLUDED.{0})::{1} AS {0}", ident(state[i]),
+                                state_column_type(state[i]));
+    state_list += (i ? ", " : "") + ident(state[i]);
+  }
+  for (const auto& g : d.group) group_cols += ", __t." + ident(g.name);
+  std::string field_list =
+      join<Field>(d.fields, "", [](const Field& f) { return ", " + ident(f.name); });
+  std::string group_list =
+      join<Column>(d.group, "", [](const Column& c) { return ", " + ident(c.name); });
+  return fmt::format(
+      "WITH __trellis_u AS (INSERT INTO {0} AS __t (\"__group\"{1}, {2}{3}) SELECT "
+      "{4}.\"__group\"{5}, {6} FROM (SELECT {7} AS \"__group\", {8}{9} FROM {10} g WHERE g.tid = "
+      "{11}) AS {4} ORDER BY 1 ON CONFLICT (\"__group\") DO UPDATE SET ({2}{3}) = (SELECT {6} FROM "
+      "(SELECT __t.\"__group\"{12}{13}) AS {4}) RETURNING __t.\"__group\", __t.\"__n\"), "
+      "__trellis_emptied AS (INSERT INTO {10} (tid, grp, emptied) SELECT {11}, {14}, true FROM "
+      "__trellis_u __u WHERE __u.\"__n\" = 0 RETURNING 1) SELECT count(*) FROM __trellis_emptied",
+      target(d), group_list, state_list, field_list, alias,
+      join<Column>(d.group, "",
+                   [&](const Column& c) { return ", " + alias + "." + ident(c.name); }),
+      fields_over_state(d), grp, decode_group(d, grp), inserted_state, kGroupsTable, d.id,
+      group_cols, folded_state, to_groups_table(d, "__u.\"__group\""));
+}
+
+// The groups upsert_deltas emptied.
+std::string delete_emptied_groups(const TransformDef& d) {
+  return fmt::format(
+      "DELETE FROM {} AS __t USING {} g WHERE g.tid = {} AND g.emptied AND __t.\"__group\" = {} "
+      "AND __t.\"__n\" = 0",
+      target(d), kGroupsTable, d.id, from_groups_table(d, "g.grp"));
+}
+
 }  // namespace
 
 TransformSql compile_aggregate(const TransformDef& d) {
@@ -509,7 +593,11 @@ TransformSql compile_aggregate(const TransformDef& d) {
   std::string source = qualified(d.source_schema, d.source_table);
   sql.create = create(d);
   sql.drop = {"DROP TABLE IF EXISTS " + ledger(d), "DROP TABLE IF EXISTS " + target(d)};
-  sql.steps = {lock_key_slots(d), rewrite_entries(d, true), lock_groups(d), apply_deltas(d)};
+  if (state_only(d))
+    sql.steps = {lock_key_slots(d), rewrite_entries(d, true), upsert_deltas(d),
+                 delete_emptied_groups(d)};
+  else
+    sql.steps = {lock_key_slots(d), rewrite_entries(d, true), lock_groups(d), apply_deltas(d)};
   sql.build_steps = {lock_key_slots(d), rewrite_entries(d, false)};
   sql.group_steps = {lock_groups(d), recompute(d)};
   // Groups the ledger holds and groups the target holds (a RESUME may have
@@ -521,7 +609,7 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.group_chunk_bound = group_chunk_bound(d);
   sql.page_group_range = fmt::format(
       "INSERT INTO {} (tid, grp) SELECT {}, {} FROM {} WHERE ($1::text[] IS NULL OR g > {}) AND "
-      "($2::text[] IS NULL OR g <= {}) ON CONFLICT DO NOTHING",
+      "($2::text[] IS NULL OR g <= {})",
       kGroupsTable, d.id, to_groups_table(d, "g"), all_groups, group_param(d, "$1"),
       group_param(d, "$2"));
   sql.page_all_held_keys = page_all_keys(d, ledger(d));

@@ -25,8 +25,11 @@ std::vector<std::string> create_temp_tables_sql() {
       // only the keys the page lacks, and readers match keys with semi-joins.
       "CREATE TEMP TABLE IF NOT EXISTS trellis_page (tbl int NOT NULL, key text[] NOT NULL) ON "
       "COMMIT DELETE ROWS",
+      // No index either: a page records each touched group once per transform (the rows come
+      // from one GROUP BY or UNION), and every reader takes all of a transform's rows.
+      // `emptied` rows are the groups a state-only fold brought to no members.
       "CREATE TEMP TABLE IF NOT EXISTS trellis_groups (tid int NOT NULL, grp text NOT NULL, "
-      "delta numeric[], PRIMARY KEY (tid, grp)) ON COMMIT DELETE ROWS",
+      "delta numeric[], emptied bool NOT NULL DEFAULT false) ON COMMIT DELETE ROWS",
       "CREATE TEMP TABLE IF NOT EXISTS trellis_hidden (tbl int NOT NULL, key text[] NOT NULL) ON "
       "COMMIT DELETE ROWS",
       "CREATE TEMP TABLE IF NOT EXISTS trellis_page_saved (tbl int NOT NULL, key text[] NOT NULL, "
@@ -48,13 +51,6 @@ std::string alter_column_types(const std::string& schema, const std::string& tab
                        if (!c.collation.empty()) out += " COLLATE " + c.collation;
                        return out;
                      }));
-}
-
-std::string keys_without_source(const std::vector<catalog::Column>& key) {
-  return fmt::format(
-      "SELECT * FROM __trellis_keys __k WHERE NOT EXISTS (SELECT 1 FROM __trellis_src __s WHERE "
-      "{})",
-      key_equal(key, "__s", "__k"));
 }
 
 std::string page_keys_cte(const TransformDef& d) {

@@ -19,10 +19,6 @@ std::string alter_column_types(const std::string& schema, const std::string& tab
                                const std::vector<catalog::Column>& columns);
 // SELECT <decoded key columns> FROM the page WHERE tbl = <source table id>
 std::string page_keys_cte(const catalog::TransformDef& d);
-// The page's keys (__trellis_keys) with no row in __trellis_src: the rows a
-// derive deletes. Computed between the two CTEs first, so the target is
-// probed only for those keys (usually none) rather than for every page key.
-std::string keys_without_source(const std::vector<catalog::Column>& key);
 // __t.f IS DISTINCT FROM <source>.f (the derived row), through text when
 // the type has no equality or equal values print differently; changed()
 // compares with __s.

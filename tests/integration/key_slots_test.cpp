@@ -12,28 +12,10 @@
 
 namespace trellis::test {
 
-namespace {
-
-// first_gate(v) waits for kNegativeGate when v < 0, in the first
-// transaction that evaluates it (that one takes advisory lock 4244 until it
-// ends); any other returns at once.
-constexpr const char* kFirstGate =
-    "CREATE FUNCTION first_gate(x int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN "
-    "PERFORM set_config('lock_timeout', '0', true); IF x < 0 AND pg_try_advisory_xact_lock(4244) "
-    "THEN PERFORM pg_advisory_xact_lock_shared(4243); END IF; RETURN x; END $$";
-
-}  // namespace
-
-class KeySlots : public TrellisTest, public ::testing::WithParamInterface<const char*> {
- protected:
-  int64_t ready_buckets() {
-    return query("SELECT count(*) FROM trellis.buckets WHERE NOT done").get_int(0, 0);
-  }
-};
+class KeySlots : public TrellisTest, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(KeySlots, ASecondRederiveOfAKeyWaitsForTheFirstToCommit) {
-  static_assert(kNegativeGate == 4243, "first_gate waits on kNegativeGate");
-  sql(kFirstGate);
+  sql(kFirstGateFunction);
   sql("CREATE TABLE src (id int PRIMARY KEY, v int NOT NULL, grp int NOT NULL)");
   sql("CREATE INDEX ON src (grp)");
   sql("INSERT INTO src SELECT g, g, g % 3 FROM generate_series(1, 50) g");

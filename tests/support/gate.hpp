@@ -21,6 +21,17 @@ inline constexpr const char* kGateFunction =
     "PERFORM pg_advisory_xact_lock_shared(4243); ELSE PERFORM "
     "pg_advisory_xact_lock_shared(4242); END IF; RETURN x; END $$";
 
+// first_gate(v) waits for kNegativeGate when v < 0, in the first
+// transaction that evaluates it (that one takes advisory lock 4244 until it
+// ends); any other returns at once. It holds one re-derive open while a
+// second, concurrent one goes on.
+inline constexpr const char* kFirstGateFunction =
+    "CREATE FUNCTION first_gate(x int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN "
+    "PERFORM set_config('lock_timeout', '0', true); IF x < 0 AND pg_try_advisory_xact_lock(4244) "
+    "THEN PERFORM pg_advisory_xact_lock_shared(4243); END IF; RETURN x; END $$";
+
+static_assert(kNegativeGate == 4243, "first_gate waits on kNegativeGate");
+
 // A session of its own holding advisory lock `key` until released.
 inline std::unique_ptr<pg::Connection> hold_gate(const std::string& url, int key) {
   auto conn = pg::Connection::open(url);

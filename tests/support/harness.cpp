@@ -72,6 +72,10 @@ void TrellisTest::await_converged(Trellis& t, std::chrono::seconds timeout) {
       << "not converged within " << timeout.count() << "s";
 }
 
+int64_t TrellisTest::ready_buckets() {
+  return query("SELECT count(*) FROM trellis.buckets WHERE NOT done").get_int(0, 0);
+}
+
 std::string TrellisTest::oracle_diff(const std::string& target) {
   auto conn = pg::Connection::open(url_);
   catalog::Store store("trellis");

@@ -41,6 +41,9 @@ class TrellisTest : public ::testing::Test {
   // ("" when equal), via the catalog's stored definition.
   std::string oracle_diff(const std::string& target);
   void expect_oracle(const std::string& target);
+  // Ring buckets promoted and not yet drained (to stage changes in separate
+  // segments while no drain runs).
+  int64_t ready_buckets();
 
   std::string url_;
   std::unique_ptr<pg::Connection> app_;

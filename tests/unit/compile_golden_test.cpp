@@ -122,6 +122,12 @@ TEST(CompileGolden, AggregateWithIncrementalAndRecomputedFields) {
   expect_golden("order_totals.sql", render(definition("order_totals", 2)));
 }
 
+// Every field is computed from running state: a page folds the deltas with
+// one upsert instead of locking the groups and then updating them.
+TEST(CompileGolden, AggregateOfRunningStateOnly) {
+  expect_golden("order_counts.sql", render(definition("order_counts", 3)));
+}
+
 TEST(CompileGolden, CaptureOfTheSourceBothRead) {
   auto view = definition("order_view", 1);
   auto totals = definition("order_totals", 2);
