@@ -8,6 +8,7 @@
 #include "base/sql_text.hpp"
 #include "catalog/claims.hpp"
 #include "catalog/ring_geometry.hpp"
+#include "compile/shared_sql.hpp"
 #include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
@@ -64,10 +65,10 @@ DrainSql compile_drain(const std::string& cs) {
           "WITH pick AS (SELECT DISTINCT ON (ck) tbl, key, {3} AS ck FROM {0} WHERE {5} AND {4} "
           "AND {3} > {1} ORDER BY ck LIMIT $2::int), usable AS (SELECT tbl, key FROM pick WHERE "
           "array_position(key, NULL) IS NULL), ins AS (INSERT INTO {2} (tbl, key) SELECT u.tbl, "
-          "u.key FROM usable u WHERE NOT EXISTS (SELECT 1 FROM {2} __p WHERE __p.tbl = u.tbl AND "
-          "__p.key = u.key)) SELECT (SELECT count(*) FROM pick), (SELECT "
-          "max(ck) FROM pick), (SELECT array_agg(DISTINCT tbl) FROM usable)",
-          ring, cursor, kPageTable, kRingPageKey, kRingHasKey, bucket_match);
+          "u.key FROM usable u WHERE {6}) SELECT (SELECT count(*) FROM pick), (SELECT max(ck) FROM "
+          "pick), (SELECT array_agg(DISTINCT tbl) FROM usable)",
+          ring, cursor, kPageTable, kRingPageKey, kRingHasKey, bucket_match,
+          page_lacks("u.tbl", "u.key"));
     };
     s.fill_page.push_back(fill("bucket = ($1::int2[])[1]"));  // an equality: index order
     s.fill_pages.push_back(fill("bucket = ANY($1::int2[])"));

@@ -8,6 +8,7 @@
 
 #include "base/sql_text.hpp"
 #include "catalog/transitions.hpp"
+#include "compile/shared_sql.hpp"
 #include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
@@ -45,9 +46,8 @@ QuarantineSql compile_quarantine(const std::string& cs) {
       kPageTable, held, kHidden);
   q.restore_hidden_keys = fmt::format(
       "WITH __back AS (DELETE FROM {0} RETURNING tbl, key) INSERT INTO {1} (tbl, key) SELECT "
-      "__b.tbl, __b.key FROM __back __b WHERE NOT EXISTS (SELECT 1 FROM {1} __p WHERE __p.tbl = "
-      "__b.tbl AND __p.key = __b.key)",
-      kHidden, kPageTable);
+      "__b.tbl, __b.key FROM __back __b WHERE {2}",
+      kHidden, kPageTable, page_lacks("__b.tbl", "__b.key"));
   q.save_page = fmt::format(
       "INSERT INTO {} (tbl, key, n) SELECT tbl, key, row_number() OVER (PARTITION BY tbl ORDER BY "
       "key) - 1 FROM {}",

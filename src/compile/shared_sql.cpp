@@ -83,9 +83,9 @@ std::string chunk_bound(const std::vector<Column>& key, const std::string& table
       encode_key(key, "__r"), cols, table, key_after(key, "__r", "$1::text[]"), cols);
 }
 
-std::string page_lacks(int table_id, const std::string& key_expr) {
+std::string page_lacks(const std::string& table_expr, const std::string& key_expr) {
   return fmt::format("NOT EXISTS (SELECT 1 FROM {} __p WHERE __p.tbl = {} AND __p.key = {})",
-                     kPageTable, table_id, key_expr);
+                     kPageTable, table_expr, key_expr);
 }
 
 namespace {
@@ -97,7 +97,8 @@ std::string page_insert(const TransformDef& d, const std::string& table, const s
   return fmt::format(
       "INSERT INTO {} (tbl, key) SELECT {}, __e.key FROM (SELECT {} AS key FROM {} AS __r{}) __e "
       "WHERE {}",
-      kPageTable, d.source_table_id, key, table, where, page_lacks(d.source_table_id, "__e.key"));
+      kPageTable, d.source_table_id, key, table, where,
+      page_lacks(std::to_string(d.source_table_id), "__e.key"));
 }
 
 }  // namespace

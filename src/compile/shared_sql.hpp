@@ -30,9 +30,11 @@ std::string chunk_bound(const std::vector<catalog::Column>& key, const std::stri
 std::string page_range(const catalog::TransformDef& d, const std::string& table);
 // Fills the page with every key `table` holds that it lacks.
 std::string page_all_keys(const catalog::TransformDef& d, const std::string& table);
-// True when the page holds no key `key_expr` of table `table_id` (the page
-// has no unique index; see create_temp_tables_sql).
-std::string page_lacks(int table_id, const std::string& key_expr);
+// True when the page holds no key `key_expr` of table `table_expr` (a table
+// id, or a column holding one): the page has no unique index (see
+// create_temp_tables_sql), so every writer that could add a key twice adds
+// it only under this condition.
+std::string page_lacks(const std::string& table_expr, const std::string& key_expr);
 // Invariant I1 for the rows a transform keeps per source key (1-1 target
 // rows, ledger entries): the first step of every re-derive takes, for each
 // slot the page's keys of d's source table fall in, a transaction-scoped
