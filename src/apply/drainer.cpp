@@ -67,6 +67,16 @@ bool Drainer::drain_one(pg::Connection& conn) {
   }
 }
 
+// The fill of a bucket larger than a page, under the planner settings that
+// read the page index in order (drain_sql.hpp), in one round trip.
+pg::Result Drainer::fill_in_index_order(pg::Connection& conn, const Statement& fill) const {
+  std::vector<Statement> stmts;
+  for (const auto& s : sql_.before_fill) stmts.push_back({s, {}});
+  stmts.push_back(fill);
+  for (const auto& s : sql_.after_fill) stmts.push_back({s, {}});
+  return std::move(conn.pipeline(stmts).at(sql_.before_fill.size()));
+}
+
 // Fills the page inside the open transaction: nothing when the claim is lost.
 std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Claim& claim) {
   int slot = catalog::ring_slot(std::stoll(claim.seg));
@@ -82,9 +92,9 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
   const auto& fill_sql = claim.count == 1 ? sql_.fill_page[slot] : sql_.fill_pages[slot];
   // Only a bucket larger than a page is read in pages (and has a page index).
   bool in_pages = claim.count == 1 && claim.ring_rows > config_.page_cap;
-  if (in_pages) conn.exec_script(sql_.before_fill);
-  auto fill = conn.exec(fill_sql, {claim.buckets, std::to_string(config_.page_cap), cursor});
-  if (in_pages) conn.exec_script(sql_.after_fill);
+  Statement fill_stmt{fill_sql, {claim.buckets, std::to_string(config_.page_cap), cursor}};
+  pg::Result fill = in_pages ? fill_in_index_order(conn, fill_stmt)
+                             : conn.exec(fill_stmt.first, fill_stmt.second);
   Page page;
   page.cursor = fill.get_opt(0, 1);
   page.last = fill.get_int(0, 0) < config_.page_cap;

@@ -56,6 +56,7 @@ class Drainer {
   };
 
   std::optional<Page> fill_page(pg::Connection& conn, const Claim& claim);
+  pg::Result fill_in_index_order(pg::Connection& conn, const Statement& fill) const;
   bool drain_page(pg::Connection& conn, const Claim& claim);
 
   void record_failure(pg::Connection& conn, const Claim& claim, const std::string& error,

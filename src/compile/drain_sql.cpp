@@ -73,8 +73,8 @@ DrainSql compile_drain(const std::string& cs) {
     s.fill_page.push_back(fill("bucket = ($1::int2[])[1]"));  // an equality: index order
     s.fill_pages.push_back(fill("bucket = ANY($1::int2[])"));
   }
-  s.before_fill = "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off";
-  s.after_fill = "RESET enable_bitmapscan; RESET enable_sort";
+  s.before_fill = {"SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_sort = off"};
+  s.after_fill = {"RESET enable_bitmapscan", "RESET enable_sort"};
   s.finish_page = fmt::format(
       "UPDATE {} SET cursor = $3::text[], done = $4::bool, attempts = 0, not_before = NULL, "
       "into_seg = CASE WHEN $5::bool THEN greatest(into_seg, pg_sequence_last_value({})) ELSE "

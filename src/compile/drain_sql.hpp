@@ -30,9 +30,10 @@ struct DrainSql {
   // Around the fill of a bucket larger than a page: the planner, costing each heap fetch of an
   // index scan as a random read, would sort a bucket's remaining rows (a bitmap scan) for each page
   // rather than read the first page_cap of them in index order; the slot was just written and is in
-  // memory, so the ordered scan is the cheap one. Taken for the fill statement only.
-  std::string before_fill;
-  std::string after_fill;
+  // memory, so the ordered scan is the cheap one. Taken for the fill statement only, and sent
+  // with it in one pipeline.
+  std::vector<std::string> before_fill;
+  std::vector<std::string> after_fill;
   std::string finish_page;   // $1 seg, $2 buckets, $3 cursor, $4 done, $5 fed downstream
   std::string fail_bucket;   // $1 seg, $2 buckets: release with backoff
   std::string retry_bucket;  // $1 seg, $2 buckets, $3 ms: release, retry after $3 ms
