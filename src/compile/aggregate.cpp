@@ -373,6 +373,21 @@ std::string recompute(const TransformDef& d) {
       kGroupsTable, d.id, agg, update, target(d), from_groups_table(d, "grp"));
 }
 
+// Over a row under the source's alias that carries "__group", the group
+// columns and the state columns: `, <alias>.<state column>, ...` and each
+// incremental field computed from that state, named (NULL for a group
+// without members).
+std::string state_and_incremental_fields(const TransformDef& d) {
+  std::string alias = ident(d.alias);
+  std::string cols;
+  for (const auto& c : state_columns(d)) cols += ", " + alias + "." + ident(c);
+  for (const auto& f : d.fields)
+    if (f.incremental)
+      cols += fmt::format(", CASE WHEN {}.\"__n\" > 0 THEN ({}) END AS {}", alias,
+                          field_from_state(d, f, alias), ident(f.name));
+  return cols;
+}
+
 // Drain page: fold each touched group's delta into its state, compute the
 // incremental fields from the new state and recompute the others from the
 // ledger; a group whose member count reaches zero is deleted. Before a
@@ -393,14 +408,8 @@ std::string apply_deltas(const TransformDef& d) {
     if (!f.incremental) recomputed.push_back(f);
   // Incremental fields are evaluated over the state alone (bare references
   // are group columns), then joined to the recomputed ones.
-  std::string incremental_cols;
-  for (const auto& c : state) incremental_cols += ", " + alias + "." + ident(c);
-  for (const auto& f : d.fields)
-    if (f.incremental)
-      incremental_cols += fmt::format(", CASE WHEN {}.\"__n\" > 0 THEN ({}) END AS {}", alias,
-                                      field_from_state(d, f, alias), ident(f.name));
-  std::string new_rows =
-      fmt::format("SELECT {0}.\"__group\"{1} FROM __trellis_state AS {0}", alias, incremental_cols);
+  std::string new_rows = fmt::format("SELECT {0}.\"__group\"{1} FROM __trellis_state AS {0}", alias,
+                                     state_and_incremental_fields(d));
   std::string agg_cte;
   if (!recomputed.empty()) {
     agg_cte = fmt::format("__trellis_agg AS ({}), ", ledger_aggregate(d, recomputed));
@@ -523,20 +532,6 @@ bool state_only(const TransformDef& d) {
   return true;
 }
 
-// A row under the source's alias with "__group", the group columns and the
-// state columns (`state_sql` gives each state column's value), and every
-// field computed from that state: the select list over it.
-std::string fields_over_state(const TransformDef& d) {
-  std::string alias = ident(d.alias);
-  std::string cols;
-  for (const auto& c : state_columns(d))
-    cols += (cols.empty() ? "" : ", ") + alias + "." + ident(c);
-  for (const auto& f : d.fields)
-    cols += fmt::format(", CASE WHEN {}.\"__n\" > 0 THEN ({}) END", alias,
-                        field_from_state(d, f, alias));
-  return cols;
-}
-
 // Drain page of a state-only definition: one upsert folds each touched
 // group's delta into its state and sets its fields from the new state, in
 // group-key order (I5), inserting the groups the target lacks. ON CONFLICT
@@ -564,18 +559,21 @@ std::string upsert_deltas(const TransformDef& d) {
       join<Field>(d.fields, "", [](const Field& f) { return ", " + ident(f.name); });
   std::string group_list =
       join<Column>(d.group, "", [](const Column& c) { return ", " + ident(c.name); });
+  // Every field is incremental, so these are the state and all the fields, in
+  // the order of the column lists above.
+  std::string fields = state_and_incremental_fields(d);
   return fmt::format(
       "WITH __trellis_u AS (INSERT INTO {0} AS __t (\"__group\"{1}, {2}{3}) SELECT "
-      "{4}.\"__group\"{5}, {6} FROM (SELECT {7} AS \"__group\", {8}{9} FROM {10} g WHERE g.tid = "
-      "{11}) AS {4} ORDER BY 1 ON CONFLICT (\"__group\") DO UPDATE SET ({2}{3}) = (SELECT {6} FROM "
-      "(SELECT __t.\"__group\"{12}{13}) AS {4}) RETURNING __t.\"__group\", __t.\"__n\"), "
+      "{4}.\"__group\"{5}{6} FROM (SELECT {7} AS \"__group\", {8}{9} FROM {10} g WHERE g.tid = "
+      "{11}) AS {4} ORDER BY 1 ON CONFLICT (\"__group\") DO UPDATE SET ({2}{3}) = (SELECT {15} "
+      "FROM (SELECT __t.\"__group\"{12}{13}) AS {4}) RETURNING __t.\"__group\", __t.\"__n\"), "
       "__trellis_emptied AS (INSERT INTO {10} (tid, grp, emptied) SELECT {11}, {14}, true FROM "
       "__trellis_u __u WHERE __u.\"__n\" = 0 RETURNING 1) SELECT count(*) FROM __trellis_emptied",
       target(d), group_list, state_list, field_list, alias,
       join<Column>(d.group, "",
                    [&](const Column& c) { return ", " + alias + "." + ident(c.name); }),
-      fields_over_state(d), grp, decode_group(d, grp), inserted_state, kGroupsTable, d.id,
-      group_cols, folded_state, to_groups_table(d, "__u.\"__group\""));
+      fields, grp, decode_group(d, grp), inserted_state, kGroupsTable, d.id, group_cols,
+      folded_state, to_groups_table(d, "__u.\"__group\""), fields.substr(2));
 }
 
 // The groups upsert_deltas emptied.
