@@ -1,7 +1,8 @@
-// refresh: after 1%, 10% and 50% of a 1M-row source (50k in quick mode)
-// changed in one statement, the time Trellis takes to converge versus
-// REFRESH MATERIALIZED VIEW (and CONCURRENTLY) of the equivalent view, for
-// the 1-1 shape and 100 groups.
+// refresh: after 1%, 10% and 50% of a 1M-row source (50k in quick mode;
+// --rows sets it) changed in one statement, the time Trellis takes to
+// converge versus REFRESH MATERIALIZED VIEW (and CONCURRENTLY) of the
+// equivalent view, for the standard shapes (1-1, 100 groups, and one group
+// per ten rows up to 100,000 groups; --shape picks them).
 #include <fmt/format.h>
 
 #include "benchmarks.hpp"
@@ -10,9 +11,9 @@
 namespace trellis::bench {
 
 void refresh(Run& run) {
-  int64_t rows = run.size<int64_t>(50000, 1000000);
+  int64_t rows = run.source_rows(50000, 1000000);
   auto timeout = std::chrono::seconds(1800);
-  for (const auto& shape : {one_to_one_shape(), aggregate_shape(100)}) {
+  for (const auto& shape : standard_shapes(run, rows)) {
     Db db(run, "refresh");
     create_source(db, rows, shape.groups);
     db.trellis().apply(shape.statement);
