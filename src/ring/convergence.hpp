@@ -16,7 +16,8 @@ namespace trellis::ring {
 
 int64_t token_segment(pg::Connection& conn, const catalog::Store& store);
 // Every segment up to `seg` is drained (the active one counts as drained
-// while it holds no committed row) and no change in them is held.
+// while it holds no committed row, a ready one once all its buckets are done)
+// and no change in them is held.
 bool drained_through(pg::Connection& conn, const catalog::Store& store, int64_t seg);
 // The newest segment the drains of segments up to `seg` wrote into.
 int64_t downstream_reach(pg::Connection& conn, const catalog::Store& store, int64_t seg);

@@ -114,4 +114,34 @@ TEST_F(PipelineSmoke, ChainsNextHopIsSealedWithoutWaitingForTheTick) {
   EXPECT_EQ(query("SELECT count(*) FROM hop2 WHERE x > 200").get_int(0, 0), 10);
 }
 
+// A wait counts a segment whose buckets are all done as drained without
+// waiting for the staging worker to mark it so on its next tick, and follows
+// the chain through the segment its drains wrote into, which the buckets
+// record until then. Staging runs alone with a long tick (a drain of another
+// process does not wake it), so the second hop's change waits a whole tick
+// in the active segment while the first hop's segment is already done: a
+// wait that stopped at the first hop would return with hop2 behind.
+TEST_F(PipelineSmoke, AwaitFollowsAChainBeforeItsSegmentsAreMarkedDrained) {
+  sql("CREATE TABLE base (id int PRIMARY KEY, v int);"
+      "INSERT INTO base SELECT g, g FROM generate_series(1, 50) g");
+  {
+    auto t = start();
+    t->apply("TRANSFORM hop1 FROM base SELECT v + 1 AS w");
+    await_status(*t, "hop1", "live");
+    t->apply("TRANSFORM hop2 FROM hop1 SELECT w * 2 AS x");
+    await_status(*t, "hop2", "live");
+    await_converged(*t);
+  }
+  auto o = options(0, true);
+  o.tick = std::chrono::milliseconds(500);
+  auto staging = Trellis::connect(o);
+  auto drains = start(2, /*staging=*/false);
+  for (int round = 0; round < 3; ++round) {
+    sql("UPDATE base SET v = v + 100 WHERE id <= 10");
+    await_converged(*drains, std::chrono::seconds(30));
+    EXPECT_EQ(oracle_diff("hop1"), "") << "round " << round;
+    EXPECT_EQ(oracle_diff("hop2"), "") << "round " << round << ": the wait stopped at hop1";
+  }
+}
+
 }  // namespace trellis::test
