@@ -3,7 +3,21 @@
 
 namespace trellis::test {
 
-class PipelineSmoke : public TrellisTest {};
+class PipelineSmoke : public TrellisTest {
+ protected:
+  // base -> hop1 (1-1) -> hop2 (1-1 over hop1), both live and converged; the
+  // workers that built them are stopped again.
+  void define_two_hop_chain() {
+    sql("CREATE TABLE base (id int PRIMARY KEY, v int);"
+        "INSERT INTO base SELECT g, g FROM generate_series(1, 50) g");
+    auto t = start();
+    t->apply("TRANSFORM hop1 FROM base SELECT v + 1 AS w");
+    await_status(*t, "hop1", "live");
+    t->apply("TRANSFORM hop2 FROM hop1 SELECT w * 2 AS x");
+    await_status(*t, "hop2", "live");
+    await_converged(*t);
+  }
+};
 
 TEST_F(PipelineSmoke, BuildsExistingRowsThenFollowsInsertsUpdatesDeletes) {
   sql("CREATE TABLE orders (id int PRIMARY KEY, amount numeric, note text);"
@@ -92,16 +106,7 @@ namespace trellis::test {
 // an early tick, so a chain's next hop is sealed and drained without waiting
 // for the regular tick (here ten minutes: only the tick at start happens).
 TEST_F(PipelineSmoke, ChainsNextHopIsSealedWithoutWaitingForTheTick) {
-  sql("CREATE TABLE base (id int PRIMARY KEY, v int);"
-      "INSERT INTO base SELECT g, g FROM generate_series(1, 50) g");
-  {
-    auto t = start();
-    t->apply("TRANSFORM hop1 FROM base SELECT v + 1 AS w");
-    await_status(*t, "hop1", "live");
-    t->apply("TRANSFORM hop2 FROM hop1 SELECT w * 2 AS x");
-    await_status(*t, "hop2", "live");
-    await_converged(*t);
-  }
+  define_two_hop_chain();
   sql("UPDATE base SET v = v + 100 WHERE id <= 10");
   auto o = options();
   o.tick = std::chrono::minutes(10);
@@ -122,16 +127,7 @@ TEST_F(PipelineSmoke, ChainsNextHopIsSealedWithoutWaitingForTheTick) {
 // in the active segment while the first hop's segment is already done: a
 // wait that stopped at the first hop would return with hop2 behind.
 TEST_F(PipelineSmoke, AwaitFollowsAChainBeforeItsSegmentsAreMarkedDrained) {
-  sql("CREATE TABLE base (id int PRIMARY KEY, v int);"
-      "INSERT INTO base SELECT g, g FROM generate_series(1, 50) g");
-  {
-    auto t = start();
-    t->apply("TRANSFORM hop1 FROM base SELECT v + 1 AS w");
-    await_status(*t, "hop1", "live");
-    t->apply("TRANSFORM hop2 FROM hop1 SELECT w * 2 AS x");
-    await_status(*t, "hop2", "live");
-    await_converged(*t);
-  }
+  define_two_hop_chain();
   auto o = options(0, true);
   o.tick = std::chrono::milliseconds(500);
   auto staging = Trellis::connect(o);
