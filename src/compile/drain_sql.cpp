@@ -46,35 +46,49 @@ DrainSql compile_drain(const std::string& cs) {
       "SELECT array_agg(DISTINCT t) FROM {}, unnest(tables) t WHERE seg = $1::bigint AND bucket = "
       "ANY($2::int2[])",
       buckets);
-  // Keys in (bucket, ck) order past the cursor ($3, NULL on a bucket's first
-  // page): for one bucket, an ordered scan of the slot's page index when the
-  // segment was large enough to get one (ring/ring.cpp), else a scan and
-  // sort. ck = [tbl] || key identifies a row's key, so DISTINCT ON (ck) is
-  // the distinct keys. The cursor is a parameter, not read by a subquery, so
-  // the planner sees how many of the bucket's rows are left: estimated at a
-  // third of them, it would sort them all for each page.
+  // Keys in (bucket, kRingPageOrder) order past the cursor ($3, NULL on a
+  // bucket's first page): for one bucket, an ordered scan of the slot's page
+  // index when the segment was large enough to get one (ring/ring.cpp), else
+  // a scan and sort. DISTINCT ON the order's columns is the distinct keys
+  // (tbl, key). The cursor is a parameter, not read by a subquery, so the
+  // planner sees how many of the bucket's rows are left: estimated at a
+  // third of them, it would sort them all for each page. A missing cursor
+  // stands for (0, '', '{""}'), below every row (table ids are positive). The next
+  // cursor is the page's last row, found by max() column by column (no
+  // sort, which the indexed fill runs without).
   for (int slot = 0; slot < catalog::kRingSlots; ++slot) {
     std::string ring = qualified(cs, catalog::ring_slot_table(slot));
-    std::string cursor = "coalesce($3::text[], '{}'::text[])";
+    std::string cursor = "coalesce($3::text[], ARRAY['0', ''])";
+    std::string after =
+        fmt::format("(({0})[1]::int, (coalesce(({0})[2], '') COLLATE \"C\"), ({0})[2:])", cursor);
+    std::string last =
+        "(SELECT ARRAY[l.tbl::text] || l.key FROM (SELECT t.tbl, (SELECT max(p.key) FROM pick p "
+        "WHERE p.tbl = t.tbl AND p.k1 = t.k1) AS key FROM (SELECT m.tbl, (SELECT max(p.k1) FROM "
+        "pick p WHERE p.tbl = m.tbl) AS k1 FROM (SELECT max(tbl) AS tbl FROM pick) m) t) l WHERE "
+        "l.tbl IS NOT NULL)";
     // A key with a NULL part names no row: it counts toward the page (so
     // the cursor passes it) but is not re-derived. That filter is applied
     // after the LIMIT so the planner's row estimate for the scan stays
     // high enough for it to read the index in order.
     auto fill = [&](const char* bucket_match) {
       return fmt::format(
-          "WITH pick AS (SELECT DISTINCT ON (ck) tbl, key, {3} AS ck FROM {0} WHERE {5} AND {4} "
-          "AND {3} > {1} ORDER BY ck LIMIT $2::int), usable AS (SELECT tbl, key FROM pick WHERE "
-          "array_position(key, NULL) IS NULL), ins AS (INSERT INTO {2} (tbl, key) SELECT u.tbl, "
-          "u.key FROM usable u WHERE {6}) SELECT (SELECT count(*) FROM pick), (SELECT max(ck) FROM "
-          "pick), (SELECT array_agg(DISTINCT tbl) FROM usable)",
-          ring, cursor, kPageTable, kRingPageKey, kRingHasKey, bucket_match,
-          page_lacks("u.tbl", "u.key"));
+          "WITH pick AS (SELECT DISTINCT ON ({3}) tbl, key, (coalesce(key[1], '') COLLATE \"C\") "
+          "AS k1 "
+          "FROM {0} "
+          "WHERE "
+          "{5} AND {4} AND ({3}) > {1} ORDER BY {3} LIMIT $2::int), usable AS (SELECT tbl, key "
+          "FROM pick WHERE array_position(key, NULL) IS NULL), ins AS (INSERT INTO {2} (tbl, key) "
+          "SELECT u.tbl, u.key FROM usable u WHERE {6}) SELECT (SELECT count(*) FROM pick), {7}, "
+          "(SELECT array_agg(DISTINCT tbl) FROM usable)",
+          ring, after, kPageTable, kRingPageOrder, kRingHasKey, bucket_match,
+          page_lacks("u.tbl", "u.key"), last);
     };
     s.fill_page.push_back(fill("bucket = ($1::int2[])[1]"));  // an equality: index order
     s.fill_pages.push_back(fill("bucket = ANY($1::int2[])"));
   }
-  s.before_fill = {"SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_sort = off"};
-  s.after_fill = {"RESET enable_bitmapscan", "RESET enable_sort"};
+  s.before_fill = {"SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_sort = off",
+                   "SET LOCAL enable_nestloop = off"};
+  s.after_fill = {"RESET enable_bitmapscan", "RESET enable_sort", "RESET enable_nestloop"};
   s.finish_page = fmt::format(
       "UPDATE {} SET cursor = $3::text[], done = $4::bool, attempts = 0, not_before = NULL, "
       "into_seg = CASE WHEN $5::bool THEN greatest(into_seg, pg_sequence_last_value({})) ELSE "

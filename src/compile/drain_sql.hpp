@@ -9,11 +9,20 @@
 
 namespace trellis::compile {
 
-// A ring row's key as drains order it ([tbl] || key), and the condition that
-// the row carries a key (a TRUNCATE sentinel does not). The slot's page index
-// (ring/ring.cpp) is on exactly these expressions, so the page fill can read
-// it in order. Unqualified, since an index expression cannot name an alias.
-inline constexpr const char* kRingPageKey = "(ARRAY[tbl::text] || key)";
+// The order in which drains read a bucket's keys, and the condition that a
+// ring row carries a key (a TRUNCATE sentinel does not). The slot's page
+// index (ring/ring.cpp) is on (bucket, these columns), so the page fill reads
+// it in order. It is key order ((tbl, key) with the key's first part, NULL
+// read as '', put before the whole key, which changes nothing but the cost;
+// no column is NULL, so a row comparison with a cursor is never unknown): a page's keys
+// lie close together in the source and the target, and in the ring, whose
+// rows a large statement wrote in about that order. Sorting a segment's rows
+// (to build the index, or to fill a page of a small bucket) then compares
+// one text by bytes almost always, and the text[] only on a tie: ~2.5x
+// cheaper than comparing text[] values alone. A bucket's cursor is the last
+// row read, as [tbl] || key. Unqualified, since an index expression cannot
+// name an alias.
+inline constexpr const char* kRingPageOrder = "tbl, (coalesce(key[1], '') COLLATE \"C\"), key";
 inline constexpr const char* kRingHasKey = "key IS NOT NULL";
 
 // Claimed buckets are passed as an int2[] of the claim's buckets ($2, or $1
@@ -30,8 +39,11 @@ struct DrainSql {
   // Around the fill of a bucket larger than a page: the planner, costing each heap fetch of an
   // index scan as a random read, would sort a bucket's remaining rows (a bitmap scan) for each page
   // rather than read the first page_cap of them in index order; the slot was just written and is in
-  // memory, so the ordered scan is the cheap one. Taken for the fill statement only, and sent
-  // with it in one pipeline.
+  // memory, so the ordered scan is the cheap one. Past a bucket's first page the planner also
+  // estimates one row left (a row comparison's selectivity is its first column's, and the
+  // cursor's table id is the rows'), and would check each picked key against the page table by
+  // a nested loop rescanning it per key; a hash anti join reads it once. Taken for the fill
+  // statement only, and sent with it in one pipeline.
   std::vector<std::string> before_fill;
   std::vector<std::string> after_fill;
   std::string finish_page;   // $1 seg, $2 buckets, $3 cursor, $4 done, $5 fed downstream

@@ -112,7 +112,7 @@ void Ring::index_large_slot(pg::Connection& conn, int64_t segment) {
   try {
     pg::set_local_lock_timeout(conn);
     conn.exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} (bucket, {}) WHERE {}",
-                          ident(page_index(segment)), slot_table(segment), compile::kRingPageKey,
+                          ident(page_index(segment)), slot_table(segment), compile::kRingPageOrder,
                           compile::kRingHasKey));
     // Slots are never auto-analyzed; without statistics the planner guesses
     // a bucket holds a few dozen rows and sorts them all per page.

@@ -10,7 +10,6 @@
 
 #include <thread>
 
-#include "catalog/migrate.hpp"
 #include "support/child_workers.hpp"
 #include "support/gate.hpp"
 
@@ -402,13 +401,7 @@ TEST_F(BuildRanges, AnAggregateBuildLeftInTheOldParkedPhaseIsFinishedByGroupRang
       "trellis.transforms");
   sql("UPDATE trellis.transforms SET status = 'backfilling', build_phase = 'parked', "
       "build_cursor = NULL, build_fence = now(), build_sweep_target = false");
-  std::string migration;
-  for (const auto& [number, text] : catalog::embedded_migrations())
-    if (number == 6) migration = std::string(text);
-  ASSERT_FALSE(migration.empty());
-  for (size_t at; (at = migration.find("@schema@")) != std::string::npos;)
-    migration.replace(at, 8, "trellis");
-  sql(migration);
+  rerun_migration(6);
   EXPECT_EQ(phase(), "group_ranges");
   auto t = start(2);
   await_status(*t, "dst", "live");

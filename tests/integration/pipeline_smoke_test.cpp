@@ -17,6 +17,18 @@ class PipelineSmoke : public TrellisTest {
     await_status(*t, "hop2", "live");
     await_converged(*t);
   }
+
+  // big (60k rows) -> big_view (1-1), live and converged: a single UPDATE of
+  // every row is then a segment large enough for a page index.
+  std::unique_ptr<Trellis> define_big_view() {
+    sql("CREATE TABLE big (id int PRIMARY KEY, v int);"
+        "INSERT INTO big SELECT g, g FROM generate_series(1, 60000) g");
+    auto t = start();
+    t->apply("TRANSFORM big_view FROM big SELECT v + 1 AS w");
+    await_status(*t, "big_view", "live");
+    await_converged(*t);
+    return t;
+  }
 };
 
 TEST_F(PipelineSmoke, BuildsExistingRowsThenFollowsInsertsUpdatesDeletes) {
@@ -75,11 +87,7 @@ TEST_F(PipelineSmoke, LargeSegmentGetsAPageIndexUntilItsSlotIsRetired) {
     return query("SELECT count(*) FROM pg_indexes WHERE indexname ~ '^ring_[0-9]+_page$'")
         .get_int(0, 0);
   };
-  sql("CREATE TABLE big (id int PRIMARY KEY, v int);"
-      "INSERT INTO big SELECT g, g FROM generate_series(1, 60000) g");
-  auto t = start();
-  t->apply("TRANSFORM big_view FROM big SELECT v + 1 AS w");
-  await_status(*t, "big_view", "live");
+  auto t = define_big_view();
   sql("UPDATE big SET v = v + 1 WHERE id <= 10");
   await_converged(*t);
   EXPECT_EQ(page_indexes(), 0) << "a small segment needs no index";
@@ -96,6 +104,48 @@ TEST_F(PipelineSmoke, LargeSegmentGetsAPageIndexUntilItsSlotIsRetired) {
   expect_oracle("big_view");
   EXPECT_TRUE(eventually([&] { return page_indexes() == 0; }, std::chrono::seconds(30)))
       << "the page index outlived its segment";
+}
+
+// A large segment that an earlier version promoted has a page index in the
+// earlier key order and bucket cursors in that order. Migration 0009
+// rebuilds the index in the new order and sends every unfinished bucket back
+// to its first page, so no key is skipped: here the cursors are set as
+// though half of each bucket had been drained (nothing was), and the keys
+// the new order puts before such a cursor would stay stale if it were kept.
+TEST_F(PipelineSmoke, APageIndexAndCursorsOfTheEarlierKeyOrderAreRedoneByTheMigration) {
+  auto t = define_big_view();
+  t.reset();
+  auto staging = start(0);  // seals and promotes; nothing drains
+  sql("UPDATE big SET v = v * 3");
+  auto indexed_slot = [&] {
+    auto r = query(
+        "SELECT substring(indexname from '^ring_([0-9]+)_page$') FROM pg_indexes WHERE "
+        "schemaname = 'trellis' AND indexname ~ '^ring_[0-9]+_page$'");
+    return r.rows() ? r.get(0, 0) : std::string();
+  };
+  ASSERT_TRUE(eventually([&] { return !indexed_slot().empty(); }, std::chrono::seconds(30)));
+  staging.reset();
+  std::string slot = indexed_slot();
+  sql("DROP INDEX trellis.ring_" + slot + "_page");
+  sql("CREATE INDEX ring_" + slot + "_page ON trellis.ring_" + slot +
+      " (bucket, (ARRAY[tbl::text] || key)) WHERE key IS NOT NULL");
+  sql("UPDATE trellis.buckets SET cursor = ARRAY[(SELECT min(id)::text FROM "
+      "trellis.captured_tables), '30000'] WHERE NOT done");
+
+  rerun_migration(9);
+  EXPECT_EQ(query("SELECT count(*) FROM trellis.buckets WHERE NOT done AND cursor IS NOT NULL")
+                .get_int(0, 0),
+            0);
+  EXPECT_NE(query("SELECT indexdef FROM pg_indexes WHERE schemaname = 'trellis' AND indexname = "
+                  "'ring_" +
+                  slot + "_page'")
+                .get(0, 0)
+                .find("COLLATE \"C\", key)"),
+            std::string::npos)
+      << "the page index was not rebuilt in the new order";
+  t = start(2);
+  await_converged(*t);
+  expect_oracle("big_view");
 }
 
 }  // namespace trellis::test

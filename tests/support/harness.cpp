@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include "catalog/migrate.hpp"
 #include "catalog/store.hpp"
 #include "compile/oracle.hpp"
 
@@ -74,6 +75,16 @@ void TrellisTest::await_converged(Trellis& t, std::chrono::seconds timeout) {
 
 int64_t TrellisTest::ready_buckets() {
   return query("SELECT count(*) FROM trellis.buckets WHERE NOT done").get_int(0, 0);
+}
+
+void TrellisTest::rerun_migration(int number) {
+  std::string migration;
+  for (const auto& [n, text] : catalog::embedded_migrations())
+    if (n == number) migration = std::string(text);
+  ASSERT_FALSE(migration.empty()) << "no migration " << number;
+  for (size_t at; (at = migration.find("@schema@")) != std::string::npos;)
+    migration.replace(at, 8, "\"trellis\"");
+  sql(migration);
 }
 
 std::string TrellisTest::oracle_diff(const std::string& target) {

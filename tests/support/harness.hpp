@@ -44,6 +44,10 @@ class TrellisTest : public ::testing::Test {
   // Ring buckets promoted and not yet drained (to stage changes in separate
   // segments while no drain runs).
   int64_t ready_buckets();
+  // Runs catalog migration `number` again by hand on the "trellis" catalog,
+  // as it runs on a catalog an earlier version left (whose state a test has
+  // made by hand).
+  void rerun_migration(int number);
 
   std::string url_;
   std::unique_ptr<pg::Connection> app_;
