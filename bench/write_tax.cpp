@@ -190,6 +190,17 @@ std::string check(Config& c) {
   return "";
 }
 
+// Reports `line` with the oracle check of `c`; capture_only first converges
+// (its worker started for that only), so the check sees every change.
+void report_converged(Run& run, Config& c, const json& line) {
+  if (c.name == "capture_only") {
+    c.worker = start_worker(run, c);
+    c.db->converge(std::chrono::seconds(600));
+    c.worker.reset();
+  }
+  run.report("write_tax", line, check(c));
+}
+
 // Seconds the loop of `n` statements of `script` takes in `c`'s database.
 double loop_seconds(Config& c, const std::string& script, int n) {
   return c.db->timed(fmt::format("CALL write_loop('{}', {})", script, n));
@@ -221,12 +232,7 @@ void in_backend(Run& run, std::vector<Config>& configs) {
                    {"extra_us_per_statement", us - none_us},
                    {"extra_us_per_row", (us - none_us) / s.rows_per_txn}};
       try {
-        if (c.name == "capture_only") {  // converge, so the oracle check sees every change
-          c.worker = start_worker(run, c);
-          c.db->converge(std::chrono::seconds(600));
-          c.worker.reset();
-        }
-        run.report("write_tax", line, check(c));
+        report_converged(run, c, line);
       } catch (const std::exception& e) {
         run.fail("write_tax", line, e.what());
       }
@@ -254,25 +260,21 @@ void multi_row_after_single_rows(Run& run, std::vector<Config>& configs) {
                  {"single_row_updates_before", 10},
                  {"rows", rows}};
     try {
-      // As the application's sessions are (the project's connections pin
+      // Sessions as the application's are (the project's connections pin
       // search_path to pg_catalog alone).
-      auto warmed = pg::Connection::open(c.db->url());
-      warmed->exec("SET search_path = public");
+      pg::SessionPins app_pins;
+      app_pins.search_path = "public";
+      app_pins.application_name = "bench";
+      auto warmed = pg::Connection::open(c.db->url(), app_pins);
       warmed->exec("CALL write_loop('update_1', 10)");
       auto t0 = Clock::now();
       warmed->exec(update);
       line["seconds"] = seconds_since(t0);
-      auto fresh = pg::Connection::open(c.db->url());
-      fresh->exec("SET search_path = public");
+      auto fresh = pg::Connection::open(c.db->url(), app_pins);
       t0 = Clock::now();
       fresh->exec(update);
       line["fresh_session_seconds"] = seconds_since(t0);
-      if (c.name == "capture_only") {  // converge, so the oracle check sees every change
-        c.worker = start_worker(run, c);
-        c.db->converge(std::chrono::seconds(600));
-        c.worker.reset();
-      }
-      run.report("write_tax", line, check(c));
+      report_converged(run, c, line);
     } catch (const std::exception& e) {
       run.fail("write_tax", line, e.what());
     }

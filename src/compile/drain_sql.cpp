@@ -53,9 +53,9 @@ DrainSql compile_drain(const std::string& cs) {
   // (tbl, key). The cursor is a parameter, not read by a subquery, so the
   // planner sees how many of the bucket's rows are left: estimated at a
   // third of them, it would sort them all for each page. A missing cursor
-  // stands for (0, '', '{""}'), below every row (table ids are positive). The next
-  // cursor is the page's last row, found by max() column by column (no
-  // sort, which the indexed fill runs without).
+  // stands for (0, '', '{""}'), below every row (table ids are positive).
+  // The next cursor is the page's last row, found by max() column by column
+  // (no sort, which the indexed fill runs without).
   for (int slot = 0; slot < catalog::kRingSlots; ++slot) {
     std::string ring = qualified(cs, catalog::ring_slot_table(slot));
     std::string cursor = "coalesce($3::text[], ARRAY['0', ''])";
@@ -72,16 +72,13 @@ DrainSql compile_drain(const std::string& cs) {
     // high enough for it to read the index in order.
     auto fill = [&](const char* bucket_match) {
       return fmt::format(
-          "WITH pick AS (SELECT DISTINCT ON ({3}) tbl, key, (coalesce(key[1], '') COLLATE \"C\") "
-          "AS k1 "
-          "FROM {0} "
-          "WHERE "
-          "{5} AND {4} AND ({3}) > {1} ORDER BY {3} LIMIT $2::int), usable AS (SELECT tbl, key "
-          "FROM pick WHERE array_position(key, NULL) IS NULL), ins AS (INSERT INTO {2} (tbl, key) "
-          "SELECT u.tbl, u.key FROM usable u WHERE {6}) SELECT (SELECT count(*) FROM pick), {7}, "
-          "(SELECT array_agg(DISTINCT tbl) FROM usable)",
+          "WITH pick AS (SELECT DISTINCT ON ({3}) tbl, key, {7} AS k1 FROM {0} WHERE {5} AND {4} "
+          "AND ({3}) > {1} ORDER BY {3} LIMIT $2::int), usable AS (SELECT tbl, key FROM pick WHERE "
+          "array_position(key, NULL) IS NULL), ins AS (INSERT INTO {2} (tbl, key) SELECT u.tbl, "
+          "u.key FROM usable u WHERE {6}) SELECT (SELECT count(*) FROM pick), {8}, (SELECT "
+          "array_agg(DISTINCT tbl) FROM usable)",
           ring, after, kPageTable, kRingPageOrder, kRingHasKey, bucket_match,
-          page_lacks("u.tbl", "u.key"), last);
+          page_lacks("u.tbl", "u.key"), kRingKeyFirstPart, last);
     };
     s.fill_page.push_back(fill("bucket = ($1::int2[])[1]"));  // an equality: index order
     s.fill_pages.push_back(fill("bucket = ANY($1::int2[])"));

@@ -11,18 +11,19 @@ namespace trellis::compile {
 
 // The order in which drains read a bucket's keys, and the condition that a
 // ring row carries a key (a TRUNCATE sentinel does not). The slot's page
-// index (ring/ring.cpp) is on (bucket, these columns), so the page fill reads
-// it in order. It is key order ((tbl, key) with the key's first part, NULL
-// read as '', put before the whole key, which changes nothing but the cost;
-// no column is NULL, so a row comparison with a cursor is never unknown): a page's keys
-// lie close together in the source and the target, and in the ring, whose
-// rows a large statement wrote in about that order. Sorting a segment's rows
-// (to build the index, or to fill a page of a small bucket) then compares
-// one text by bytes almost always, and the text[] only on a tie: ~2.5x
-// cheaper than comparing text[] values alone. A bucket's cursor is the last
-// row read, as [tbl] || key. Unqualified, since an index expression cannot
-// name an alias.
-inline constexpr const char* kRingPageOrder = "tbl, (coalesce(key[1], '') COLLATE \"C\"), key";
+// index (ring/ring.cpp) is on (bucket, kRingPageOrder), so the page fill
+// reads it in order. It is key order: (tbl, key) with the key's first part
+// (NULL read as '', compared by bytes) put before the whole key, which
+// changes nothing but the cost. A page's keys lie close together in the
+// source and the target, and in the ring, whose rows a large statement wrote
+// in about that order; sorting a segment's rows (to build the index, or to
+// fill a page of a small bucket) compares one text almost always and the
+// text[] only on a tie, ~2.5x cheaper than comparing text[] values alone.
+// No column is NULL, so a row comparison with a cursor is never unknown. A
+// bucket's cursor is the last row read, as [tbl] || key. Unqualified, since
+// an index expression cannot name an alias.
+inline constexpr const char* kRingKeyFirstPart = "(coalesce(key[1], '') COLLATE \"C\")";
+inline const std::string kRingPageOrder = std::string("tbl, ") + kRingKeyFirstPart + ", key";
 inline constexpr const char* kRingHasKey = "key IS NOT NULL";
 
 // Claimed buckets are passed as an int2[] of the claim's buckets ($2, or $1

@@ -20,7 +20,8 @@ BEGIN
     IF to_regclass(format('%I.%I', ns, 'ring_' || slot || '_page')) IS NOT NULL THEN
       EXECUTE format('DROP INDEX %I.%I', ns, 'ring_' || slot || '_page');
       EXECUTE format('CREATE INDEX %I ON %I.%I (bucket, tbl, '
-                     '(coalesce(key[1], '''') COLLATE "C"), key) WHERE key IS NOT NULL', 'ring_' || slot || '_page', ns, 'ring_' || slot);
+                     '(coalesce(key[1], '''') COLLATE "C"), key) WHERE key IS NOT NULL',
+                     'ring_' || slot || '_page', ns, 'ring_' || slot);
       EXECUTE format('ANALYZE %I.%I', ns, 'ring_' || slot);
     END IF;
   END LOOP;
