@@ -90,6 +90,13 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
                               return "\"" + n + "\"";
                             })));
   bind::ValidateContext ctx{impl.options.target_schema, true};
+  for (const auto& f : edit.edited.fields)
+    if (f.expr.has_aggregate_call)
+      throw Error(ErrorCode::validation,
+                  fmt::format("ALTER would turn 1-1 transform {} into a one-row aggregate (field "
+                              "\"{}\" calls an aggregate function); define the aggregate as a "
+                              "transform of its own",
+                              def.target_name(), f.name));
   auto fresh = bind::validate_transform(*conn, impl.store, edit.edited, ctx);
   refuse_retyping(def, fresh, edit.altered);
   refuse_dropping_read_columns(impl, *conn, def, edit.dropped);

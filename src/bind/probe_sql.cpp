@@ -26,13 +26,26 @@ std::string probe_where_view(const std::string& view, const std::string& source_
                      predicate_sql);
 }
 
-std::string probe_grouped_view(const std::string& view, const std::string& source_schema,
-                               const std::string& source_table, const std::string& alias,
+std::string probe_grouped_view(const std::string& view, const std::string& alias,
                                const std::string& expr_sql,
                                const std::vector<catalog::Column>& group) {
-  std::string by = join<catalog::Column>(
-      group, ", ", [&](const catalog::Column& c) { return ident(alias) + "." + ident(c.name); });
-  return probe_field_view(view, source_schema, source_table, alias, expr_sql) + " GROUP BY " + by;
+  std::string out = probe_field_view(view, "pg_temp", alias, alias, expr_sql);
+  // The empty grouping set: one group of all rows, so a column outside an
+  // aggregate is refused as it is under a GROUP BY.
+  if (group.empty()) return out + " GROUP BY ()";
+  return out + " GROUP BY " + join<catalog::Column>(group, ", ", [&](const catalog::Column& c) {
+           return ident(alias) + "." + ident(c.name);
+         });
+}
+
+std::string probe_group_index(const std::string& index, const std::string& alias,
+                              const std::string& expr_sql) {
+  return fmt::format("CREATE INDEX {} ON pg_temp.{} (({}))", ident(index), ident(alias), expr_sql);
+}
+
+std::string probe_group_column(const std::string& alias, const catalog::Column& column) {
+  return fmt::format("ALTER TABLE pg_temp.{} ADD COLUMN {} {}{}", ident(alias), ident(column.name),
+                     column.type, column.collation.empty() ? "" : " COLLATE " + column.collation);
 }
 
 std::string probe_table(const std::string& alias, const std::string& source_schema,

@@ -19,12 +19,19 @@ std::string probe_where_view(const std::string& view, const std::string& source_
                              const std::string& source_table, const std::string& alias,
                              const std::string& predicate_sql);
 
-// CREATE TEMP VIEW <view> AS SELECT (<expr_sql>) AS "f" FROM <source> AS <alias>
-//   GROUP BY <alias>.<group columns>: PostgreSQL checks the grouping rules.
-std::string probe_grouped_view(const std::string& view, const std::string& source_schema,
-                               const std::string& source_table, const std::string& alias,
+// CREATE TEMP VIEW <view> AS SELECT (<expr_sql>) AS "f" FROM pg_temp.<alias> AS <alias>
+//   [GROUP BY <alias>.<group columns>]: PostgreSQL checks the grouping rules over the stand-in
+//   of the source (probe_table), which holds what the ledger holds: the source's columns and a
+//   column per GROUP BY expression (probe_group_column). No group: GROUP BY (), all rows.
+std::string probe_grouped_view(const std::string& view, const std::string& alias,
                                const std::string& expr_sql,
                                const std::vector<catalog::Column>& group);
+// CREATE INDEX <index> ON pg_temp.<alias> ((<expr>)): the immutability check of a GROUP BY
+// expression, and the index whose pg_get_indexdef key is what a source index must lead with.
+std::string probe_group_index(const std::string& index, const std::string& alias,
+                              const std::string& expr_sql);
+// ALTER TABLE pg_temp.<alias> ADD COLUMN <group column>.
+std::string probe_group_column(const std::string& alias, const catalog::Column& column);
 // CREATE TEMP TABLE <alias> (LIKE <source>): a stand-in the index probes
 // below are built on, named like the alias so qualified references resolve.
 std::string probe_table(const std::string& alias, const std::string& source_schema,

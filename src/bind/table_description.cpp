@@ -114,10 +114,13 @@ bool TableDescription::has_index_leading_with(const std::vector<std::string>& wa
   std::sort(sorted_wanted.begin(), sorted_wanted.end());
   for (const auto& ix : indexes) {
     if (ix.partial || ix.key_count < wanted.size()) continue;
-    // The leading key columns that are columns (an expression matches none).
+    // The leading keys: a column by its name, an expression by its text
+    // (none when describe_index_keys has not read it).
     std::vector<std::string> leading;
     for (std::size_t i = 0; i < wanted.size(); ++i)
-      if (ix.columns[i]) leading.push_back(*ix.columns[i]);
+      leading.push_back(ix.columns[i]             ? *ix.columns[i]
+                        : i < ix.key_texts.size() ? ix.key_texts[i]
+                                                  : std::string());
     std::sort(leading.begin(), leading.end());
     if (leading == sorted_wanted) return true;
   }
@@ -176,6 +179,7 @@ std::vector<std::optional<TableDescription>> describe_tables(pg::Connection& con
       ix.partial = keys.get_bool(i, 5);
       ix.expressions = keys.get_bool(i, 6);
       ix.key_count = static_cast<std::size_t>(keys.get_int(i, 7));
+      ix.oid = static_cast<unsigned>(keys.get_int(i, 2));
       d->indexes.push_back(std::move(ix));
       last_index = index;
     }
@@ -184,6 +188,19 @@ std::vector<std::optional<TableDescription>> describe_tables(pg::Connection& con
   for (auto& d : out)
     if (d) derive_keys(*d);
   return out;
+}
+
+void describe_index_keys(pg::Connection& conn, TableDescription& t) {
+  auto res = conn.exec(
+      "SELECT i.indexrelid, pg_get_indexdef(i.indexrelid, k.pos::int, true) FROM pg_index i "
+      "CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, pos) "
+      "WHERE i.indrelid = $1::oid AND i.indisvalid AND i.indexprs IS NOT NULL "
+      "ORDER BY i.indexrelid, k.pos",
+      {std::to_string(t.oid)});
+  for (auto& ix : t.indexes) ix.key_texts.clear();
+  for (int i = 0; i < res.rows(); ++i)
+    for (auto& ix : t.indexes)
+      if (ix.oid == static_cast<unsigned>(res.get_int(i, 0))) ix.key_texts.push_back(res.get(i, 1));
 }
 
 std::optional<TableDescription> describe_table(pg::Connection& conn, const std::string& schema,

@@ -29,6 +29,11 @@ struct DescribedIndex {
   // pg_index.indkey in order, INCLUDE columns last; nullopt for an
   // expression.
   std::vector<std::optional<std::string>> columns;
+  // pg_get_indexdef(index, n, true) of each of `columns` (an expression's
+  // text), read only by describe_index_keys and only for indexes with
+  // expressions; empty otherwise.
+  std::vector<std::string> key_texts;
+  unsigned oid = 0;
   std::size_t key_count = 0;  // pg_index.indnkeyatts: the leading `columns` that are keys
   bool unique = false;
   bool primary = false;
@@ -52,8 +57,9 @@ struct TableDescription {
   std::vector<std::vector<std::string>> unique_keys;
 
   const DescribedColumn* find(const std::string& column) const;
-  // Whether a non-partial index's leading key columns are exactly `columns`
-  // (in any order). False for no columns.
+  // Whether a non-partial index's leading keys are exactly `keys` (in any
+  // order), each a column name or an expression's index key text
+  // (DescribedIndex::key_texts). False for no keys.
   bool has_index_leading_with(const std::vector<std::string>& columns) const;
 };
 
@@ -69,6 +75,12 @@ std::vector<std::optional<TableDescription>> describe_tables(pg::Connection& con
                                                              const std::vector<TableName>& tables);
 std::optional<TableDescription> describe_table(pg::Connection& conn, const std::string& schema,
                                                const std::string& name);
+
+// Reads the key texts of `t`'s indexes that have expressions. Separate from
+// describe_tables because pg_get_indexdef locks the index (AccessShare), so
+// it waits for a session holding ACCESS EXCLUSIVE on the table; only a
+// GROUP BY of an expression, whose source index is one, needs it.
+void describe_index_keys(pg::Connection& conn, TableDescription& t);
 
 // The type, collation and comparability of column "f" of a temporary probe
 // view, as the column `name`.

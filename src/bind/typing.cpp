@@ -125,22 +125,92 @@ void check_aggregate_functions(pg::Connection& conn, const std::string& view,
   }
 }
 
+// The facts about a probe view's column "f" a group value needs beyond
+// its type: its base type's name and whether its collation is
+// deterministic.
+struct GroupValueFacts {
+  std::string base_type;
+  bool deterministic = true;
+};
+
+GroupValueFacts group_value_facts(pg::Connection& conn, const std::string& view) {
+  auto res = conn.exec(
+      "SELECT CASE WHEN t.typtype = 'd' THEN (SELECT b.typname FROM pg_type b WHERE b.oid = "
+      "t.typbasetype) ELSE t.typname END, coalesce(co.collisdeterministic, true) "
+      "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+      "LEFT JOIN pg_collation co ON co.oid = a.attcollation "
+      "WHERE a.attrelid = ('pg_temp.' || quote_ident($1))::regclass AND a.attname = 'f'",
+      {view});
+  return {res.get(0, 0), res.get_bool(0, 1)};
+}
+
+// Types each GROUP BY expression (a probe view), checks that it can key a
+// group (equality, no interval, a deterministic collation) and is
+// immutable, and reads the index key PostgreSQL renders for it (a
+// probe index over the stand-in of the source). The stand-in then gains a
+// column per expression, named as its group column, so the fields' probe
+// sees what the ledger holds: the source's columns and the group values.
+void type_group_expressions(pg::Connection& conn, const TransformStmt& stmt, TransformDef& def) {
+  for (size_t i = 0; i < def.group.size(); ++i) {
+    if (!def.group_is_expression(i)) continue;
+    const auto& item = stmt.group_by[i];
+    std::string what = fmt::format("GROUP BY item \"{}\"", def.group[i].name);
+    std::string at = where_at(stmt, item.expr.position);
+    std::string view = "trellis_probe_g" + std::to_string(i);
+    probe(conn,
+          probe_field_view(view, def.source_schema, def.source_table, def.alias,
+                           def.group_exprs[i].sql),
+          what, at, item.expr.text, not_valid);
+    Column col = view_column(conn, view, def.group[i].name);
+    GroupValueFacts facts = group_value_facts(conn, view);
+    std::string problem;
+    if (col.type == "record" || col.type == "unknown" || col.type == "void")
+      problem = fmt::format("has type {}, which a table column cannot hold; cast it", col.type);
+    else if (!col.comparable)
+      problem = fmt::format(
+          "has type {}, which has no default equality, so rows cannot be put into groups by it; "
+          "cast it to a type that has one (such as text)",
+          col.type);
+    else if (facts.base_type == "interval")
+      problem =
+          "has type interval, whose equal values differ ('1 day' and '24 hours' are one group), "
+          "so the group's value is not well defined; group by a normalized value such as "
+          "extract(epoch from ...)";
+    else if (!facts.deterministic)
+      problem =
+          "uses a nondeterministic collation, under which different values share a group; add "
+          "a COLLATE clause with a deterministic collation";
+    if (!problem.empty())
+      refuse(ErrorCode::validation,
+             fmt::format("{} at {} ({}) {}", what, at, item.expr.text, problem));
+    std::string index = "trellis_probe_gk" + std::to_string(i);
+    probe(conn, probe_group_index(index, def.alias, def.group_exprs[i].sql), what, at,
+          item.expr.text,
+          [&](const pg::SqlError& e) { return immutability_problem(e, item.expr); });
+    def.group_exprs[i].index_key =
+        conn.exec("SELECT pg_get_indexdef(('pg_temp.' || quote_ident($1))::regclass, 1, true)",
+                  {index})
+            .get(0, 0);
+    def.group[i] = col;
+    conn.exec(probe_group_column(def.alias, col));
+  }
+}
+
 }  // namespace
 
 void type_expressions(pg::Connection& conn, const TransformStmt& stmt, TransformDef& def) {
   pg::Transaction txn(conn);
   conn.exec(probe_table(def.alias, def.source_schema, def.source_table));
   bool aggregate = def.shape == catalog::Shape::aggregate;
+  if (aggregate) type_group_expressions(conn, stmt, def);
   for (size_t i = 0; i < stmt.fields.size(); ++i) {
     const auto& f = stmt.fields[i];
     std::string view = "trellis_probe_" + std::to_string(i);
     std::string what = fmt::format("field \"{}\"", f.name);
     std::string at = where_at(stmt, f.expr.position);
     if (aggregate) {
-      probe(conn,
-            probe_grouped_view(view, def.source_schema, def.source_table, def.alias, f.expr.sql,
-                               def.group),
-            what, at, f.expr.text, grouping_problem);
+      probe(conn, probe_grouped_view(view, def.alias, f.expr.sql, def.group), what, at, f.expr.text,
+            grouping_problem);
       check_aggregate_functions(conn, view, what, at, f.expr);
     } else {
       probe(conn,

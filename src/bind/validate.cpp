@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "bind/refusal.hpp"
 #include "bind/table_description.hpp"
 #include "bind/typing.hpp"
+#include "lang/expression.hpp"
 #include "lang/tokens.hpp"
 #include "trellis/error.hpp"
 
@@ -160,7 +162,8 @@ std::vector<Column> key_columns(const TransformStmt& stmt, const TableDescriptio
 
 // `taken`: the columns the target carries besides the fields (1-1: the key;
 // aggregates: the group columns).
-void check_field_names(const TransformStmt& stmt, const std::vector<Column>& taken) {
+void check_field_names(const TransformStmt& stmt, const std::vector<Column>& taken,
+                       bool aggregate) {
   std::set<std::string> seen;
   for (const auto& f : stmt.fields) {
     std::string at = where_at(stmt, f.name_position);
@@ -174,15 +177,10 @@ void check_field_names(const TransformStmt& stmt, const std::vector<Column>& tak
         refuse(ErrorCode::validation,
                fmt::format("field \"{}\" at {} has the name of {} column \"{}\", which the "
                            "target already carries; rename the field",
-                           f.name, at, stmt.group_by.empty() ? "key" : "GROUP BY", k.name));
+                           f.name, at, aggregate ? "GROUP BY" : "key", k.name));
     if (!seen.insert(f.name).second)
       refuse(ErrorCode::validation,
              fmt::format("field name \"{}\" at {} is used twice; give each field its own name",
-                         f.name, at));
-    if (f.expr.has_aggregate_call && stmt.group_by.empty())
-      refuse(ErrorCode::validation,
-             fmt::format("field \"{}\" at {} calls an aggregate function; a transform without "
-                         "GROUP BY has one row per source row, so aggregates are not allowed",
                          f.name, at));
   }
 }
@@ -263,10 +261,11 @@ void check_upstream(const Names& names, const TableDescription& src,
 }
 
 std::vector<Column> read_columns(const TransformStmt& stmt, const TableDescription& src,
-                                 const std::vector<Column>& key, const std::vector<Column>& group) {
+                                 const std::vector<Column>& key) {
   std::set<std::string> names;
   for (const auto& k : key) names.insert(k.name);
-  for (const auto& g : group) names.insert(g.name);
+  for (const auto& g : stmt.group_by)
+    for (const auto& c : g.expr.columns) names.insert(c.column);
   for (const auto& f : stmt.fields)
     for (const auto& c : f.expr.columns) names.insert(c.column);
   if (stmt.where)
@@ -286,45 +285,72 @@ bool is_plain_column(const Expr& e) {
   return true;
 }
 
-std::vector<Column> group_columns(const TransformStmt& stmt, const TableDescription& src) {
-  std::vector<Column> group;
+// A GROUP BY item that is a source column under its own name (`grp`,
+// `s.grp`, `grp AS grp`); anything else is an expression item.
+bool is_plain_group(const lang::GroupItem& g) {
+  return is_plain_column(g.expr) && (!g.name || *g.name == g.expr.columns.front().column);
+}
+
+// The group columns: a plain item is the source column (name, type); an
+// expression item is named by its AS and typed later by its probe
+// (type_expressions), with its SQL in def.group_exprs.
+void resolve_group(const TransformStmt& stmt, const TableDescription& src, TransformDef& def) {
   std::set<std::string> seen;
+  bool any_expression = false;
   for (const auto& g : stmt.group_by) {
-    std::string at = where_at(stmt, g.position);
-    if (!is_plain_column(g))
+    std::string at = where_at(stmt, g.expr.position);
+    bool plain = is_plain_group(g);
+    if (!plain && !g.name)
       refuse(ErrorCode::validation,
-             fmt::format("GROUP BY item at {} ({}) is an expression; group by source columns "
-                         "(each becomes a target column of the same name), or compute the "
-                         "expression in an upstream 1-1 transform and group by its field",
-                         at, g.text));
-    const std::string& name = g.columns.front().column;
+             fmt::format("GROUP BY item at {} ({}) is an expression; name it with AS (GROUP BY "
+                         "{} AS name), and it becomes the target column of that name",
+                         at, g.expr.text, g.expr.text));
+    if (!plain && g.expr.has_aggregate_call)
+      refuse(ErrorCode::validation,
+             fmt::format("GROUP BY item at {} ({}) calls an aggregate function; group by values "
+                         "of the source row",
+                         at, g.expr.text));
+    const std::string name = plain ? g.expr.columns.front().column : *g.name;
+    std::string name_at = plain ? at : where_at(stmt, g.name_position);
     if (name.rfind("__", 0) == 0)
       refuse(ErrorCode::validation,
              fmt::format("GROUP BY column \"{}\" at {} starts with \"__\", which Trellis "
                          "reserves",
-                         name, at));
+                         name, name_at));
     if (!seen.insert(name).second)
       refuse(ErrorCode::validation,
              fmt::format("GROUP BY names column \"{}\" twice (at {}); two keys cannot share one "
                          "target column",
-                         name, at));
+                         name, name_at));
+    if (!plain) {
+      if (src.find(name))
+        refuse(ErrorCode::validation,
+               fmt::format("GROUP BY name \"{}\" at {} is also a column of source {}.{}; name the "
+                           "expression {} differently, since fields read the source's own \"{}\"",
+                           name, name_at, src.schema, src.name, g.expr.text, name));
+      def.group.push_back({name, "", "", true});  // typed by its probe
+      def.group_exprs.push_back({g.expr.sql, ""});
+      any_expression = true;
+      continue;
+    }
     const auto* col = src.find(name);
     if (col->base_type == "interval")
       refuse(ErrorCode::validation,
              fmt::format("GROUP BY column \"{}\" at {} has type interval, whose equal values "
                          "differ ('1 day' and '24 hours' are one group), so the group's value is "
-                         "not well defined; group by a normalized value computed in an upstream "
-                         "1-1 transform, such as extract(epoch from {})",
-                         name, at, name));
+                         "not well defined; group by a normalized value instead, such as "
+                         "GROUP BY extract(epoch from {}) AS {}_seconds",
+                         name, at, name, name));
     if (!col->deterministic)
       refuse(ErrorCode::validation,
              fmt::format("GROUP BY column \"{}\" at {} uses a nondeterministic collation, under "
                          "which different values share a group; group by a column with a "
                          "deterministic collation",
                          name, at));
-    group.push_back(col->column);
+    def.group.push_back(col->column);
+    def.group_exprs.push_back({});
   }
-  return group;
+  if (!any_expression) def.group_exprs.clear();
 }
 
 // Columns the fields read that are neither key nor group: the ledger's copies.
@@ -343,51 +369,123 @@ std::vector<Column> ledger_columns(const TransformStmt& stmt, const TableDescrip
   return out;
 }
 
-void check_source_index(const TableDescription& src, const std::vector<Column>& group) {
-  std::vector<std::string> names;
-  for (const auto& g : group) names.push_back(g.name);
-  if (src.has_index_leading_with(names)) return;
-  std::string cols = fmt::format("{}", fmt::join(names, ", "));
+// The keys a source index must lead with for the group: a plain column's
+// name, an expression's index key as PostgreSQL renders it.
+std::vector<std::string> group_index_keys(const TransformDef& def) {
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < def.group.size(); ++i)
+    keys.push_back(def.group_is_expression(i) ? def.group_exprs[i].index_key : def.group[i].name);
+  return keys;
+}
+
+}  // namespace
+
+std::string group_index_suggestion(const TransformDef& def) {
+  std::string keys;
+  for (size_t i = 0; i < def.group.size(); ++i)
+    // pg_get_indexdef writes an expression key as CREATE INDEX takes it
+    // (a function call bare, anything else in parentheses).
+    keys += (i ? ", " : "") + (def.group_is_expression(i) ? def.group_exprs[i].index_key
+                                                          : base::ident(def.group[i].name));
+  return fmt::format("CREATE INDEX ON {} ({})",
+                     base::qualified(def.source_schema, def.source_table), keys);
+}
+
+bool has_group_index(const TableDescription& src, const TransformDef& def) {
+  return def.group.empty() || src.has_index_leading_with(group_index_keys(def));
+}
+
+namespace {
+
+void check_source_index(const TableDescription& src, const TransformDef& def) {
+  if (has_group_index(src, def)) return;
+  std::string items;
+  for (size_t i = 0; i < def.group.size(); ++i)
+    items += (i ? ", " : "") +
+             (def.group_is_expression(i) ? def.group_exprs[i].index_key : def.group[i].name);
   refuse(ErrorCode::validation,
-         fmt::format("source table {}.{} has no index leading with the GROUP BY columns ({}); "
-                     "create one with CREATE INDEX ON {} ({}), or add WITHOUT SOURCE INDEX "
-                     "after GROUP BY to go without",
-                     src.schema, src.name, cols, base::qualified(src.schema, src.name),
-                     base::join<std::string>(names, ", ",
-                                             [](const std::string& n) { return base::ident(n); })));
+         fmt::format("source table {}.{} has no index leading with the GROUP BY items ({}); "
+                     "create one with {}, or add WITHOUT SOURCE INDEX after GROUP BY to go "
+                     "without",
+                     src.schema, src.name, items, group_index_suggestion(def)));
+}
+
+// A 1-1 transform over an aggregate target is keyed by that target's
+// primary key, its hidden "__group" (group values may be NULL, which a key
+// cannot be), and carries the upstream's group columns, which identify its
+// rows to the user, as leading fields `alias.col AS col` (one the
+// statement already names is left as written). A new definition gets them
+// written into its stored statement, so a re-validation (RESUME, a
+// widening; `names.upstream` is not read then) finds them as the ordinary
+// fields they are.
+TransformStmt with_upstream_group(const TransformStmt& stmt, const Names& names,
+                                  const std::string& alias) {
+  const auto& upstream = names.upstream;
+  bool aggregate_fields =
+      std::any_of(stmt.fields.begin(), stmt.fields.end(),
+                  [](const lang::Field& f) { return f.expr.has_aggregate_call; });
+  if (!upstream || upstream->shape != catalog::Shape::aggregate || !stmt.key_columns.empty() ||
+      !stmt.group_by.empty() || aggregate_fields)
+    return stmt;
+  TransformStmt out = stmt;
+  std::vector<lang::Field> carried;
+  for (const auto& g : upstream->group) {
+    bool named = std::any_of(stmt.fields.begin(), stmt.fields.end(),
+                             [&](const lang::Field& f) { return f.name == g.name; });
+    if (named) continue;
+    std::string text = base::ident(alias) + "." + base::ident(g.name);
+    lang::Field f;
+    f.name = g.name;
+    f.expr = lang::parse_expression(text, 0, text.size());
+    carried.push_back(std::move(f));
+  }
+  out.fields.insert(out.fields.begin(), carried.begin(), carried.end());
+  return out;
 }
 
 }  // namespace
 
 TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
-                                const TransformStmt& stmt, const ValidateContext& ctx) {
+                                const TransformStmt& given, const ValidateContext& ctx) {
   TransformDef def;
-  def.target_schema = stmt.target.schema.value_or(ctx.target_schema);
-  def.target_table = stmt.target.name;
-  check_target_name(stmt, def.target_schema, ctx);
-  Names names = load_names(conn, store, stmt, def.target_schema, ctx);
-  check_target_free(stmt, def.target_schema, names);
-  const TableDescription& src = resolve_source(stmt, names);
+  def.target_schema = given.target.schema.value_or(ctx.target_schema);
+  def.target_table = given.target.name;
+  check_target_name(given, def.target_schema, ctx);
+  Names names = load_names(conn, store, given, def.target_schema, ctx);
+  check_target_free(given, def.target_schema, names);
+  const TableDescription& src = resolve_source(given, names);
   def.source_schema = src.schema;
   def.source_table = src.name;
-  def.alias = stmt.alias.value_or(src.name);
+  def.alias = given.alias.value_or(src.name);
+  const TransformStmt stmt = with_upstream_group(given, names, def.alias);
   def.key = key_columns(stmt, src);
-  for (const auto& g : stmt.group_by) check_columns(stmt, g, src, def.alias, "GROUP BY item");
+  for (const auto& g : stmt.group_by) check_columns(stmt, g.expr, src, def.alias, "GROUP BY item");
   for (const auto& f : stmt.fields)
     check_columns(stmt, f.expr, src, def.alias, fmt::format("field \"{}\"", f.name));
   if (stmt.where) check_columns(stmt, *stmt.where, src, def.alias, "WHERE predicate");
-  if (!stmt.group_by.empty()) {
+  bool aggregate = !stmt.group_by.empty() ||
+                   std::any_of(stmt.fields.begin(), stmt.fields.end(),
+                               [](const lang::Field& f) { return f.expr.has_aggregate_call; });
+  if (aggregate) {
     def.shape = catalog::Shape::aggregate;
     def.compare_group_text = true;
-    def.group = group_columns(stmt, src);
+    resolve_group(stmt, src, def);
     def.ledger = ledger_columns(stmt, src, def.key, def.group);
     def.without_source_index = stmt.without_source_index;
-    if (!stmt.without_source_index) check_source_index(src, def.group);
   }
-  check_field_names(stmt, def.shape == catalog::Shape::aggregate ? def.group : def.key);
+  check_field_names(stmt, aggregate ? def.group : def.key, aggregate);
   check_upstream(names, src, def.key);
-  def.reads = read_columns(stmt, src, def.key, def.group);
+  def.reads = read_columns(stmt, src, def.key);
   type_expressions(conn, stmt, def);
+  if (aggregate && !stmt.without_source_index) {
+    if (!def.group_exprs.empty()) {
+      TableDescription with_keys = src;
+      describe_index_keys(conn, with_keys);
+      check_source_index(with_keys, def);
+    } else {
+      check_source_index(src, def);
+    }
+  }
   def.statement = normalized_statement(def);
   return def;
 }
@@ -401,8 +499,14 @@ std::string normalized_statement(const TransformDef& def) {
       base::join<Column>(def.key, ", ", [](const Column& c) { return base::ident(c.name); }));
   if (def.shape == catalog::Shape::aggregate) {
     out.resize(out.size() - std::string(" SELECT ").size());
-    out += " GROUP BY " +
-           base::join<Column>(def.group, ", ", [](const Column& c) { return base::ident(c.name); });
+    if (!def.group.empty()) out += " GROUP BY ";
+    for (size_t i = 0; i < def.group.size(); ++i) {
+      out += i ? ", " : "";
+      if (def.group_is_expression(i))
+        out += "(" + def.group_exprs[i].sql + ") AS " + ident(def.group[i].name);
+      else
+        out += ident(def.group[i].name);
+    }
     if (def.without_source_index) out += " WITHOUT SOURCE INDEX";
     out += " SELECT ";
   }

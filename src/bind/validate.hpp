@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "bind/table_description.hpp"
 #include "catalog/definition.hpp"
 #include "catalog/store.hpp"
 #include "lang/statement.hpp"
@@ -23,6 +24,13 @@ struct ValidateContext {
 catalog::TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
                                          const lang::TransformStmt& stmt,
                                          const ValidateContext& ctx);
+
+// The source index a GROUP BY needs (define refuses without it unless WITHOUT SOURCE INDEX;
+// status reports it missing): whether `src` has one leading with the group's items (a column
+// by name, an expression by its index key), and the CREATE INDEX that makes one. A one-row
+// aggregate (no GROUP BY) needs none.
+bool has_group_index(const TableDescription& src, const catalog::TransformDef& def);
+std::string group_index_suggestion(const catalog::TransformDef& def);
 
 // The statement as stored and dumped: names qualified, expressions canonical.
 std::string normalized_statement(const catalog::TransformDef& def);

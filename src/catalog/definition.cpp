@@ -50,6 +50,10 @@ Field field_from(const nlohmann::json& j) {
 
 }  // namespace
 
+bool TransformDef::group_is_expression(size_t i) const {
+  return i < group_exprs.size() && !group_exprs[i].sql.empty();
+}
+
 bool TransformDef::any_incremental() const {
   for (const auto& f : fields)
     if (f.incremental) return true;
@@ -98,6 +102,12 @@ nlohmann::json to_json(const TransformDef& d) {
                       {"accumulators", accumulators},
                       {"without_source_index", d.without_source_index},
                       {"group_key", d.compare_group_text ? "json_text" : "text_array"}};
+  if (!d.group_exprs.empty()) {
+    auto exprs = nlohmann::json::array();
+    for (const auto& g : d.group_exprs)
+      exprs.push_back({{"sql", g.sql}, {"index_key", g.index_key}});
+    j["group_exprs"] = exprs;
+  }
   j["where"] = d.where_sql ? nlohmann::json(*d.where_sql) : nlohmann::json();
   return j;
 }
@@ -117,6 +127,8 @@ TransformDef transform_from_json(const nlohmann::json& j) {
   if (j.contains("where") && !j.at("where").is_null()) d.where_sql = j.at("where");
   d.shape = shape_named(j.value("shape", std::string(name(Shape::one_to_one))));
   if (j.contains("group")) d.group = columns_from_json(j.at("group"));
+  for (const auto& g : j.value("group_exprs", nlohmann::json::array()))
+    d.group_exprs.push_back({g.at("sql"), g.at("index_key")});
   if (j.contains("ledger")) d.ledger = columns_from_json(j.at("ledger"));
   d.without_source_index = j.value("without_source_index", false);
   d.compare_group_text = j.value("group_key", std::string("text_array")) == "json_text";

@@ -53,6 +53,15 @@ struct Accumulator {
   bool numeric() const { return arg_type.rfind("numeric", 0) == 0; }
 };
 
+// How a GROUP BY item that is an expression (or a renamed column) is
+// computed from a source row: its canonical SQL over the source alias, and
+// the index key PostgreSQL renders for it (pg_get_indexdef), which a
+// source index must lead with.
+struct GroupExpr {
+  std::string sql;        // "" for a plain source column of the group column's name
+  std::string index_key;  // "" for a plain column
+};
+
 struct TransformDef {
   int id = 0;
   int version = 1;
@@ -71,6 +80,7 @@ struct TransformDef {
   // Aggregates: the GROUP BY columns (target columns of the same names) and
   // the other source columns the fields read, copied into the ledger.
   std::vector<Column> group;
+  std::vector<GroupExpr> group_exprs;  // parallel to `group`; may be shorter (plain columns)
   std::vector<Column> ledger;
   std::vector<Accumulator> accumulators;
   // How an aggregate's group is encoded in its hidden "__group" (target) and
@@ -96,6 +106,11 @@ struct TransformDef {
   std::string target_name() const { return target_schema + "." + target_table; }
   std::string source_name() const { return source_schema + "." + source_table; }
   std::string ledger_table() const { return target_table + "__ledger"; }
+  // The GROUP BY item of group column i is an expression (group_exprs[i]).
+  bool group_is_expression(size_t i) const;
+  // An aggregate without GROUP BY: one target row, kept when no source row
+  // contributes (its fields are then the aggregates of no rows).
+  bool single_group() const { return shape == Shape::aggregate && group.empty(); }
   bool any_incremental() const;
   bool any_recomputed() const;
 };

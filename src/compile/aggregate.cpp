@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "base/sql_text.hpp"
@@ -43,15 +44,21 @@ std::string canonical_group_value(const Column& c, const std::string& value) {
 
 }  // namespace
 
+std::string group_value(const TransformDef& d, size_t i, const std::string& alias) {
+  return d.group_is_expression(i) ? "(" + d.group_exprs[i].sql + ")"
+                                  : alias + "." + ident(d.group[i].name);
+}
+
 std::string encode_group(const TransformDef& d, const std::string& alias) {
-  auto value = [&](const Column& c) {
-    return canonical_group_value(c, alias + "." + ident(c.name));
-  };
+  std::vector<std::string> values;
+  for (size_t i = 0; i < d.group.size(); ++i)
+    values.push_back(canonical_group_value(d.group[i], group_value(d, i, alias)));
   if (d.compare_group_text)
-    return "json_build_array(" + join<Column>(d.group, ", ", value) + ")::text";
+    return "json_build_array(" +
+           join<std::string>(values, ", ", [](const std::string& v) { return v; }) + ")::text";
   return "ARRAY[" +
-         join<Column>(d.group, ", ",
-                      [&](const Column& c) { return "to_jsonb(" + value(c) + ")::text"; }) +
+         join<std::string>(values, ", ",
+                           [](const std::string& v) { return "to_jsonb(" + v + ")::text"; }) +
          "]";
 }
 
@@ -79,6 +86,7 @@ std::string from_groups_table(const TransformDef& d, const std::string& column) 
   return d.compare_group_text ? column : "(" + column + ")::text[]";
 }
 
+// `, <value> AS <group column>, ...`: nothing for a one-row aggregate.
 std::string decode_group(const TransformDef& d, const std::string& encoded) {
   std::string out;
   for (size_t i = 0; i < d.group.size(); ++i) {
@@ -89,7 +97,7 @@ std::string decode_group(const TransformDef& d, const std::string& encoded) {
     std::string value =
         fmt::format("(SELECT __v.x FROM jsonb_to_record(jsonb_build_object('x', {})) AS __v(x {}))",
                     elem, d.group[i].type);
-    out += (i ? ", " : "") + value + " AS " + ident(d.group[i].name);
+    out += ", " + value + " AS " + ident(d.group[i].name);
   }
   return out;
 }
@@ -123,9 +131,9 @@ std::vector<std::string> create(const TransformDef& d) {
   for (const auto& k : d.key) ledger_cols += column_ddl(k, true) + ", ";
   for (const auto& c : ledger_columns(d)) ledger_cols += column_ddl(c, false) + ", ";
   std::vector<std::string> out = {
-      fmt::format("CREATE TABLE {} ({}\"__group\" {} NOT NULL PRIMARY KEY, "
-                  "UNIQUE NULLS NOT DISTINCT {})",
-                  target(d), cols, group_type(d), key_tuple(d.group, "")),
+      fmt::format("CREATE TABLE {} ({}\"__group\" {} NOT NULL PRIMARY KEY{})", target(d), cols,
+                  group_type(d),
+                  d.group.empty() ? "" : ", UNIQUE NULLS NOT DISTINCT " + key_tuple(d.group, "")),
       fmt::format("CREATE TABLE {} ({}\"__ledger_group\" {}, \"__present\" bool NOT NULL DEFAULT "
                   "false, PRIMARY KEY {})",
                   ledger(d), ledger_cols, group_type(d), key_tuple(d.key, "")),
@@ -190,10 +198,13 @@ std::string entry_columns(const TransformDef& d) {
   std::string alias = ident(d.alias);
   std::vector<Column> stored = d.key;
   for (const auto& c : ledger_columns(d)) stored.push_back(c);
+  auto value = [&](const Column& c) {
+    for (size_t i = 0; i < d.group.size(); ++i)
+      if (d.group[i].name == c.name) return group_value(d, i, alias);
+    return alias + "." + ident(c.name);
+  };
   return join<Column>(stored, ", ",
-                      [&](const Column& c) {
-                        return alias + "." + ident(c.name) + " AS " + ident(c.name);
-                      }) +
+                      [&](const Column& c) { return value(c) + " AS " + ident(c.name); }) +
          ", " + encode_group(d, alias) + " AS \"__ledger_group\"";
 }
 
@@ -291,42 +302,56 @@ std::string lock_groups(const TransformDef& d) {
   std::vector<Column> cols = {{"__group", group_type(d), "", true}};
   cols.insert(cols.end(), d.group.begin(), d.group.end());
   std::string grp = from_groups_table(d, "g.grp");
-  std::string rows = fmt::format("SELECT {}, {} FROM {} g WHERE g.tid = {}", grp,
+  std::string rows = fmt::format("SELECT {}{} FROM {} g WHERE g.tid = {}", grp,
                                  decode_group(d, grp), kGroupsTable, d.id);
   return lock_rows(target(d), cols, "(\"__group\")", rows);
 }
 
-// The definition's grouped SELECT over `from_table` (the source or the
-// ledger) under the source's alias; `fields` picks the fields computed,
-// `extra` adds select items.
-std::string grouped_select(const TransformDef& d, const std::string& from_table,
-                           const std::string& filter, bool with_group_key,
+// The definition's grouped SELECT under the source's alias over the source
+// (`over_ledger` false: the oracle) or over the ledger, whose entries carry
+// the group columns by name and the encoded group. `where` filters rows;
+// `in_groups(g)`, when given, is the condition that encoded group g is one
+// to compute. `fields` picks the fields computed, `extra` adds select
+// items. Over the ledger the rows carry "__group". A one-row aggregate is
+// not grouped at all, so its one row is there with no rows to aggregate
+// (COUNT 0, SUM NULL), when `in_groups` admits its one group (HAVING).
+std::string grouped_select(const TransformDef& d, const std::string& from_table, bool over_ledger,
+                           const std::string& where,
+                           const std::function<std::string(const std::string&)>& in_groups,
                            const std::vector<Field>& fields, const std::string& extra = "") {
   std::string alias = ident(d.alias);
-  std::string cols = join<Column>(d.group, ", ", [&](const Column& c) {
-    return alias + "." + ident(c.name) + " AS " + ident(c.name);
-  });
-  for (const auto& f : fields) cols += ", (" + f.sql + ") AS " + ident(f.name);
-  cols += extra;
-  std::string group_by =
-      join<Column>(d.group, ", ", [&](const Column& c) { return alias + "." + ident(c.name); });
-  if (with_group_key) {
-    cols = alias + ".\"__ledger_group\" AS \"__group\", " + cols;
-    group_by = alias + ".\"__ledger_group\", " + group_by;
+  std::vector<std::string> cols, by;
+  if (over_ledger) {
+    cols.push_back((d.single_group() ? encode_group(d, alias) : alias + ".\"__ledger_group\"") +
+                   " AS \"__group\"");
+    if (!d.single_group()) by.push_back(alias + ".\"__ledger_group\"");
   }
-  return fmt::format("SELECT {} FROM {} AS {}{} GROUP BY {}", cols, from_table, alias, filter,
-                     group_by);
+  for (size_t i = 0; i < d.group.size(); ++i) {
+    std::string value =
+        over_ledger ? alias + "." + ident(d.group[i].name) : group_value(d, i, alias);
+    cols.push_back(value + " AS " + ident(d.group[i].name));
+    by.push_back(value);
+  }
+  for (const auto& f : fields) cols.push_back("(" + f.sql + ") AS " + ident(f.name));
+  std::string filter = where;
+  if (in_groups && !d.single_group())
+    filter += (filter.empty() ? " WHERE " : " AND ") + in_groups(alias + ".\"__ledger_group\"");
+  std::string tail =
+      by.empty()
+          ? ""
+          : " GROUP BY " + join<std::string>(by, ", ", [](const std::string& b) { return b; });
+  if (in_groups && d.single_group()) tail += " HAVING " + in_groups(encode_group(d, alias));
+  return fmt::format("SELECT {}{} FROM {} AS {}{}{}",
+                     join<std::string>(cols, ", ", [](const std::string& c) { return c; }), extra,
+                     from_table, alias, filter, tail);
 }
 
 // The touched groups' present ledger rows, grouped, for `fields`.
 std::string ledger_aggregate(const TransformDef& d, const std::vector<Field>& fields,
                              const std::string& extra = "") {
   return grouped_select(
-      d, ledger(d),
-      fmt::format(
-          " WHERE {0}.\"__present\" AND {0}.\"__ledger_group\" IN (SELECT grp FROM __trellis_g)",
-          ident(d.alias)),
-      true, fields, extra);
+      d, ledger(d), true, fmt::format(" WHERE {}.\"__present\"", ident(d.alias)),
+      [](const std::string& g) { return g + " IN (SELECT grp FROM __trellis_g)"; }, fields, extra);
 }
 
 // A group row `source` computed from the ledger, set onto the target row
@@ -382,7 +407,9 @@ std::string state_and_incremental_fields(const TransformDef& d) {
   std::string cols;
   for (const auto& c : state_columns(d)) cols += ", " + alias + "." + ident(c);
   for (const auto& f : d.fields)
-    if (f.incremental)
+    if (f.incremental && d.single_group())
+      cols += fmt::format(", ({}) AS {}", field_from_state(d, f, alias), ident(f.name));
+    else if (f.incremental)
       cols += fmt::format(", CASE WHEN {}.\"__n\" > 0 THEN ({}) END AS {}", alias,
                           field_from_state(d, f, alias), ident(f.name));
   return cols;
@@ -429,12 +456,13 @@ std::string apply_deltas(const TransformDef& d) {
       "__t.\"__group\" = __g.grp), {5}"
       "__trellis_new AS ({6}), "
       "__trellis_upd AS (UPDATE {4} AS __t SET {7} FROM __trellis_new __s WHERE __t.\"__group\" = "
-      "__s.\"__group\" AND __s.\"__n\" <> 0 RETURNING 1), "
+      "__s.\"__group\" AND {9} RETURNING 1), "
       "__trellis_del AS (DELETE FROM {4} AS __t USING __trellis_new __s WHERE __t.\"__group\" = "
-      "__s.\"__group\" AND __s.\"__n\" = 0 RETURNING 1) "
+      "__s.\"__group\" AND {10} RETURNING 1) "
       "SELECT (SELECT count(*) FROM __trellis_upd), (SELECT count(*) FROM __trellis_del)",
       kGroupsTable, d.id, group_cols, state_cols, target(d), agg_cte, new_rows, sets,
-      from_groups_table(d, "grp"));
+      from_groups_table(d, "grp"), d.single_group() ? "true" : "__s.\"__n\" <> 0",
+      d.single_group() ? "false" : "__s.\"__n\" = 0");
 }
 
 // The last group of the next chunk of groups: the $2-th group after the
@@ -478,16 +506,18 @@ std::string group_range_bound(const TransformDef& d) {
 std::string range_groups(const TransformDef& d) {
   std::string alias = ident(d.alias);
   std::string grouped = grouped_select(
-      d, ledger(d),
-      fmt::format(" WHERE {0}.\"__present\" AND ($1::text[] IS NULL OR {0}.\"__ledger_group\" > "
-                  "{1}) AND ($2::text[] IS NULL OR {0}.\"__ledger_group\" <= {2})",
-                  alias, group_param(d, "$1"), group_param(d, "$2")),
-      true, d.fields, absolute_state(d));
+      d, ledger(d), true, fmt::format(" WHERE {}.\"__present\"", alias),
+      [&](const std::string& g) {
+        return fmt::format(
+            "($1::text[] IS NULL OR {0} > {1}) AND ($2::text[] IS NULL OR {0} <= {2})", g,
+            group_param(d, "$1"), group_param(d, "$2"));
+      },
+      d.fields, absolute_state(d));
   std::string cols;
   for (const auto& f : d.fields) cols += ", __a." + ident(f.name);
   for (const auto& c : state_columns(d)) cols += ", __a." + ident(c);
-  return fmt::format("SELECT __a.\"__group\", {}{} FROM ({}) __a",
-                     decode_group(d, "__a.\"__group\""), cols, grouped);
+  return fmt::format("SELECT __a.\"__group\"{}{} FROM ({}) __a", decode_group(d, "__a.\"__group\""),
+                     cols, grouped);
 }
 
 std::string target_column_list(const TransformDef& d) {
@@ -564,16 +594,18 @@ std::string upsert_deltas(const TransformDef& d) {
   std::string fields = state_and_incremental_fields(d);
   return fmt::format(
       "WITH __trellis_u AS (INSERT INTO {0} AS __t (\"__group\"{1}, {2}{3}) SELECT "
-      "{4}.\"__group\"{5}{6} FROM (SELECT {7} AS \"__group\", {8}{9} FROM {10} g WHERE g.tid = "
+      "{4}.\"__group\"{5}{6} FROM (SELECT {7} AS \"__group\"{8}{9} FROM {10} g WHERE g.tid = "
       "{11}) AS {4} ORDER BY 1 ON CONFLICT (\"__group\") DO UPDATE SET ({2}{3}) = (SELECT {15} "
       "FROM (SELECT __t.\"__group\"{12}{13}) AS {4}) RETURNING __t.\"__group\", __t.\"__n\"), "
       "__trellis_emptied AS (INSERT INTO {10} (tid, grp, emptied) SELECT {11}, {14}, true FROM "
-      "__trellis_u __u WHERE __u.\"__n\" = 0 RETURNING 1) SELECT count(*) FROM __trellis_emptied",
+      "__trellis_u __u WHERE __u.\"__n\" = 0{16} RETURNING 1) SELECT count(*) FROM "
+      "__trellis_emptied",
       target(d), group_list, state_list, field_list, alias,
       join<Column>(d.group, "",
                    [&](const Column& c) { return ", " + alias + "." + ident(c.name); }),
       fields, grp, decode_group(d, grp), inserted_state, kGroupsTable, d.id, group_cols,
-      folded_state, to_groups_table(d, "__u.\"__group\""), fields.substr(2));
+      folded_state, to_groups_table(d, "__u.\"__group\""), fields.substr(2),
+      d.single_group() ? " AND false" : "");
 }
 
 // The groups upsert_deltas emptied.
@@ -600,10 +632,12 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.group_steps = {lock_groups(d), recompute(d)};
   // Groups the ledger holds and groups the target holds (a RESUME may have
   // emptied some): every one is recomputed once.
+  // A one-row aggregate's group is there even with no entries.
   std::string all_groups = fmt::format(
       "(SELECT \"__ledger_group\" AS g FROM {} WHERE \"__present\" UNION SELECT \"__group\" "
-      "FROM {}) __all",
-      ledger(d), target(d));
+      "FROM {}{}) __all",
+      ledger(d), target(d),
+      d.single_group() ? " UNION SELECT " + encode_group(d, ident(d.alias)) : std::string());
   sql.group_chunk_bound = group_chunk_bound(d);
   sql.page_group_range = fmt::format(
       "INSERT INTO {} (tid, grp) SELECT {}, {} FROM {} WHERE ($1::text[] IS NULL OR g > {}) AND "
@@ -621,7 +655,7 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.group_range_insert = group_range_insert(d);
   sql.group_range_rewrite = group_range_rewrite(d);
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
-  sql.oracle_select = grouped_select(d, source, where, false, d.fields);
+  sql.oracle_select = grouped_select(d, source, false, where, nullptr, d.fields);
   return sql;
 }
 

@@ -137,8 +137,29 @@ void refuse_join(const Cursor& c) {
   c.fail_at(c.offset_of(c.pos()), "joins are not supported yet: found " + describe(c.peek()));
 }
 
+// One GROUP BY item: `expr [AS name]`.
+GroupItem parse_group_item(Cursor& c, Range item) {
+  const auto& tokens = c.tokens();
+  std::size_t as = find_top_level(tokens, item.first, [&](std::size_t i) {
+    return i >= item.second || is_word(tokens[i], "as");
+  });
+  if (as == item.first) c.fail_at(tokens[as].begin, "expected an expression before AS");
+  GroupItem group;
+  if (as < item.second) {
+    c.seek(as + 1);
+    group.name_position = static_cast<int>(c.offset_of(as + 1));
+    group.name = c.expect_name("a name for the GROUP BY item", "AS");
+    if (c.pos() < item.second) {
+      c.fail_at(tokens[c.pos()].begin, "unexpected " + describe(c.peek()),
+                " after GROUP BY name \"" + *group.name + "\"; expected \",\" or SELECT");
+    }
+  }
+  group.expr = expression_in(c, {item.first, std::min(as, item.second)});
+  return group;
+}
+
 // GROUP BY items run up to WITHOUT SOURCE INDEX, SELECT or WHERE.
-std::vector<Expr> parse_group_by(Cursor& c) {
+std::vector<GroupItem> parse_group_by(Cursor& c) {
   const auto& tokens = c.tokens();
   std::size_t end = find_top_level(tokens, c.pos(), [&](std::size_t i) {
     return is_word(tokens[i], "select") || is_word(tokens[i], "where") ||
@@ -146,13 +167,13 @@ std::vector<Expr> parse_group_by(Cursor& c) {
             is_word(tokens[i + 1], "source"));
   });
   if (end == c.pos()) c.fail_expected("an expression", "GROUP BY");
-  std::vector<Expr> items;
+  std::vector<GroupItem> items;
   for (Range item : split_commas(tokens, {c.pos(), end})) {
     if (item.first == item.second) {
       c.seek(item.first);
       c.fail_expected("an expression", "\",\" in the GROUP BY list");
     }
-    items.push_back(expression_in(c, item));
+    items.push_back(parse_group_item(c, item));
   }
   c.seek(end);
   return items;

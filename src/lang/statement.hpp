@@ -40,13 +40,21 @@ struct Field {
   int name_position = 0;
 };
 
+// One GROUP BY item: an expression, named with `AS name` (required unless it
+// is a plain column, which names itself).
+struct GroupItem {
+  Expr expr;
+  std::optional<std::string> name;  // folded
+  int name_position = 0;
+};
+
 struct TransformStmt {
   QualifiedName target;
   bool adopt_existing = false;
   QualifiedName source;
   std::optional<std::string> alias;
   std::vector<std::string> key_columns;  // KEY (...); empty when absent
-  std::vector<Expr> group_by;            // GROUP BY; empty for 1-1
+  std::vector<GroupItem> group_by;       // GROUP BY; empty for 1-1 and for one-row aggregates
   bool without_source_index = false;
   std::vector<Field> fields;
   std::optional<Expr> where;

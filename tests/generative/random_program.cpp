@@ -219,19 +219,34 @@ std::vector<Column> group_columns(Rng& rng, const Relation& src) {
   return out;
 }
 
-// Returns the group column names so the caller can make an index for them.
+// Returns the group column names so the caller can make an index for them
+// (none when the GROUP BY has expressions, which go WITHOUT SOURCE INDEX, or
+// when there is no GROUP BY: a one-row aggregate).
 std::vector<std::string> aggregate(Rng& rng, Transform& t, int index, const Relation& src,
                                    bool with_index) {
-  auto groups = group_columns(rng, src);
+  auto groups = chance(rng, 0.12) ? std::vector<Column>{} : group_columns(rng, src);
   auto cols = readable(src);
   std::vector<std::string> names;
   std::string group_list;
+  bool expressions = false;
   t.target.name = t.name;
-  for (const auto& g : groups) {
+  for (size_t i = 0; i < groups.size(); ++i) {
+    Column g = groups[i];
+    std::string item = g.name;
+    if (g.kind != Kind::other && chance(rng, 0.25)) {
+      Expr e = pick(rng, row_exprs(g));
+      g = {fmt::format("g{}_{}", index, i), e.kind, e.tiny, false};
+      item = fmt::format("{} AS {}", e.sql, g.name);
+      expressions = true;
+    }
     names.push_back(g.name);
-    group_list += (group_list.empty() ? "" : ", ") + g.name;
+    group_list += (group_list.empty() ? "" : ", ") + item;
     t.target.columns.push_back(g);
     t.target.order_keys.push_back(g.name);
+  }
+  if (expressions || groups.empty()) {
+    with_index = false;
+    names.clear();
   }
   size_t n = static_cast<size_t>(uniform(rng, 1, 4));
   std::string select;
@@ -242,9 +257,11 @@ std::vector<std::string> aggregate(Rng& rng, Transform& t, int index, const Rela
     t.target.columns.push_back({field_name(index, i), e.kind, e.tiny, false});
   }
   t.aggregate = true;
-  t.statement =
-      fmt::format("TRANSFORM {} FROM {} GROUP BY {}{} SELECT {}{}", t.name, src.name, group_list,
-                  with_index ? "" : " WITHOUT SOURCE INDEX", select, where_clause(rng, src));
+  std::string grouping;
+  if (!groups.empty())
+    grouping = " GROUP BY " + group_list + (with_index ? "" : " WITHOUT SOURCE INDEX");
+  t.statement = fmt::format("TRANSFORM {} FROM {}{} SELECT {}{}", t.name, src.name, grouping,
+                            select, where_clause(rng, src));
   return names;
 }
 
@@ -277,7 +294,7 @@ Program random_program(Rng& rng, Schema& schema, bool hot) {
     if (chance(rng, hot ? 0.8 : 0.55)) {
       bool with_index = chance(rng, 0.75);
       auto groups = aggregate(rng, t, i, src, with_index);
-      if (with_index) table.indexes.push_back(groups);
+      if (!groups.empty()) table.indexes.push_back(groups);
     } else {
       one_to_one(rng, t, i, src, table.key);
     }
@@ -298,7 +315,7 @@ Program random_program(Rng& rng, Schema& schema, bool hot) {
     if (chance(rng, 0.5)) {
       bool with_index = chance(rng, 0.5);
       auto groups = aggregate(rng, t, i, src, with_index);
-      if (with_index) {
+      if (!groups.empty()) {
         std::string list;
         for (const auto& g : groups) list += (list.empty() ? "" : ", ") + g;
         t.prepare = fmt::format("CREATE INDEX ON {} ({})", u.name, list);

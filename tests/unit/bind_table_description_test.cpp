@@ -1,5 +1,6 @@
 // The in-memory checks over a table description: which indexes count as
-// leading with a set of columns (the GROUP BY source index rule).
+// leading with a set of columns or expressions (the GROUP BY source index
+// rule).
 #include <gtest/gtest.h>
 
 #include "bind/table_description.hpp"
@@ -7,9 +8,12 @@
 namespace trellis::bind {
 namespace {
 
+// An index over `columns`; nullopt stands for the expression (c + 1),
+// whose key text pg_get_indexdef renders as "(c + 1)".
 DescribedIndex index_on(std::vector<std::optional<std::string>> columns, std::size_t key_count,
                         bool partial = false) {
   DescribedIndex ix;
+  for (const auto& c : columns) ix.key_texts.push_back(c ? "\"" + *c + "\"" : "(c + 1)");
   ix.columns = std::move(columns);
   ix.key_count = key_count;
   ix.partial = partial;
@@ -44,6 +48,15 @@ TEST(TableDescription, ExpressionsMatchNoColumn) {
   EXPECT_FALSE(t.has_index_leading_with({"v"}));
   EXPECT_FALSE(t.has_index_leading_with({"c", "v"}));
   EXPECT_FALSE(t.has_index_leading_with({"v", "v"}));
+}
+
+TEST(TableDescription, ExpressionsMatchByTheirKeyText) {
+  auto t = with({index_on({std::nullopt, "v"}, 2)});  // ((c + 1), v)
+  EXPECT_TRUE(t.has_index_leading_with({"(c + 1)"}));
+  EXPECT_TRUE(t.has_index_leading_with({"v", "(c + 1)"}));
+  EXPECT_FALSE(t.has_index_leading_with({"(c + 2)"}));
+  // A column matches by its name, never by its key text.
+  EXPECT_FALSE(with({index_on({"v"}, 1)}).has_index_leading_with({"\"v\""}));
 }
 
 TEST(TableDescription, RepeatedColumnsCountTwice) {

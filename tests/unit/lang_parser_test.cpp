@@ -110,9 +110,9 @@ TEST(LangParser, GroupByWithoutSourceIndex) {
       "TRANSFORM last_seen FROM logins GROUP BY user_id, lower(region) WITHOUT SOURCE INDEX "
       "SELECT user_id AS user_id, max(at) AS last_login, count(*) AS n");
   ASSERT_EQ(stmt.group_by.size(), 2u);
-  EXPECT_EQ(stmt.group_by[0].sql, "user_id");
-  EXPECT_EQ(stmt.group_by[1].sql, "lower(region)");
-  EXPECT_FALSE(stmt.group_by[1].has_aggregate_call);
+  EXPECT_EQ(stmt.group_by[0].expr.sql, "user_id");
+  EXPECT_EQ(stmt.group_by[1].expr.sql, "lower(region)");
+  EXPECT_FALSE(stmt.group_by[1].expr.has_aggregate_call);
   EXPECT_TRUE(stmt.without_source_index);
   ASSERT_EQ(stmt.fields.size(), 3u);
   EXPECT_FALSE(stmt.fields[0].expr.has_aggregate_call);
@@ -121,11 +121,38 @@ TEST(LangParser, GroupByWithoutSourceIndex) {
   EXPECT_EQ(stmt.fields[2].expr.sql, "count(*)");
 }
 
+TEST(LangParser, GroupByItemsMayBeNamed) {
+  TransformStmt stmt = transform(
+      "TRANSFORM t FROM s GROUP BY lower(email) AS Who, CAST(at AS date) AS day, grp "
+      "SELECT count(*) AS n");
+  ASSERT_EQ(stmt.group_by.size(), 3u);
+  EXPECT_EQ(stmt.group_by[0].expr.sql, "lower(email)");
+  EXPECT_EQ(stmt.group_by[0].name, std::optional<std::string>("who"));
+  EXPECT_EQ(stmt.group_by[1].expr.sql, "at::date");  // the AS inside CAST is not the name
+  EXPECT_EQ(stmt.group_by[1].name, std::optional<std::string>("day"));
+  EXPECT_EQ(stmt.group_by[2].expr.sql, "grp");
+  EXPECT_FALSE(stmt.group_by[2].name);
+}
+
+TEST(LangParser, GroupByNameMustBeOneName) {
+  EXPECT_THROW(transform("TRANSFORM t FROM s GROUP BY lower(e) AS SELECT count(*) AS n"),
+               trellis::Error);
+  EXPECT_THROW(transform("TRANSFORM t FROM s GROUP BY lower(e) AS a b SELECT count(*) AS n"),
+               trellis::Error);
+  EXPECT_THROW(transform("TRANSFORM t FROM s GROUP BY AS a SELECT count(*) AS n"), trellis::Error);
+}
+
+TEST(LangParser, AggregatesWithoutGroupByParse) {
+  TransformStmt stmt = transform("TRANSFORM t FROM s SELECT sum(amount) AS total");
+  EXPECT_TRUE(stmt.group_by.empty());
+  EXPECT_TRUE(stmt.fields[0].expr.has_aggregate_call);
+}
+
 TEST(LangParser, GroupByMayHoldCastWithoutTimeZone) {
   TransformStmt stmt =
       transform("TRANSFORM t FROM s GROUP BY ts::timestamp without time zone SELECT count(*) AS n");
   ASSERT_EQ(stmt.group_by.size(), 1u);
-  EXPECT_EQ(stmt.group_by[0].sql, "ts::timestamp");
+  EXPECT_EQ(stmt.group_by[0].expr.sql, "ts::timestamp");
   EXPECT_FALSE(stmt.without_source_index);
 }
 
