@@ -110,10 +110,8 @@ std::vector<SourceIndexGap> index_gaps(pg::Connection& conn, const catalog::Tran
       return {};
   }
   if (bind::has_group_index(*table, def)) return {};
-  std::vector<std::string> cols;
-  for (size_t i = 0; i < def.group.size(); ++i)
-    cols.push_back(def.group_is_expression(i) ? def.group_exprs[i].index_key : def.group[i].name);
-  return {{"group_by", def.source_name(), cols, bind::group_index_suggestion(def)}};
+  return {{"group_by", def.source_name(), bind::group_index_keys(def),
+           bind::group_index_suggestion(def)}};
 }
 
 }  // namespace

@@ -125,6 +125,11 @@ void check_aggregate_functions(pg::Connection& conn, const std::string& view,
   }
 }
 
+// A probe's result type that no table column can hold.
+bool unstorable(const Column& col) {
+  return col.type == "record" || col.type == "unknown" || col.type == "void";
+}
+
 // The facts about a probe view's column "f" a group value needs beyond
 // its type: its base type's name and whether its collation is
 // deterministic.
@@ -164,7 +169,7 @@ void type_group_expressions(pg::Connection& conn, const TransformStmt& stmt, Tra
     Column col = view_column(conn, view, def.group[i].name);
     GroupValueFacts facts = group_value_facts(conn, view);
     std::string problem;
-    if (col.type == "record" || col.type == "unknown" || col.type == "void")
+    if (unstorable(col))
       problem = fmt::format("has type {}, which a table column cannot hold; cast it", col.type);
     else if (!col.comparable)
       problem = fmt::format(
@@ -220,7 +225,7 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
             [&](const pg::SqlError& e) { return immutability_problem(e, f.expr); });
     }
     Column col = view_column(conn, view, f.name);
-    if (col.type == "record" || col.type == "unknown" || col.type == "void")
+    if (unstorable(col))
       refuse(ErrorCode::validation,
              fmt::format("{} at {} has type {}, which a table column cannot hold; cast it to a "
                          "concrete type",

@@ -369,16 +369,14 @@ std::vector<Column> ledger_columns(const TransformStmt& stmt, const TableDescrip
   return out;
 }
 
-// The keys a source index must lead with for the group: a plain column's
-// name, an expression's index key as PostgreSQL renders it.
+}  // namespace
+
 std::vector<std::string> group_index_keys(const TransformDef& def) {
   std::vector<std::string> keys;
   for (size_t i = 0; i < def.group.size(); ++i)
     keys.push_back(def.group_is_expression(i) ? def.group_exprs[i].index_key : def.group[i].name);
   return keys;
 }
-
-}  // namespace
 
 std::string group_index_suggestion(const TransformDef& def) {
   std::string keys;
@@ -397,17 +395,24 @@ bool has_group_index(const TableDescription& src, const TransformDef& def) {
 
 namespace {
 
-void check_source_index(const TableDescription& src, const TransformDef& def) {
-  if (has_group_index(src, def)) return;
-  std::string items;
-  for (size_t i = 0; i < def.group.size(); ++i)
-    items += (i ? ", " : "") +
-             (def.group_is_expression(i) ? def.group_exprs[i].index_key : def.group[i].name);
+// An expression's index key is read only here (describe_index_keys locks
+// the source's indexes).
+void check_source_index(pg::Connection& conn, const TableDescription& src,
+                        const TransformDef& def) {
+  TableDescription described = src;
+  if (!def.group_exprs.empty()) describe_index_keys(conn, described);
+  if (has_group_index(described, def)) return;
+  std::string items = fmt::format("{}", fmt::join(group_index_keys(def), ", "));
   refuse(ErrorCode::validation,
          fmt::format("source table {}.{} has no index leading with the GROUP BY items ({}); "
                      "create one with {}, or add WITHOUT SOURCE INDEX after GROUP BY to go "
                      "without",
                      src.schema, src.name, items, group_index_suggestion(def)));
+}
+
+bool any_aggregate_field(const TransformStmt& stmt) {
+  return std::any_of(stmt.fields.begin(), stmt.fields.end(),
+                     [](const lang::Field& f) { return f.expr.has_aggregate_call; });
 }
 
 // A 1-1 transform over an aggregate target is keyed by that target's
@@ -421,11 +426,8 @@ void check_source_index(const TableDescription& src, const TransformDef& def) {
 TransformStmt with_upstream_group(const TransformStmt& stmt, const Names& names,
                                   const std::string& alias) {
   const auto& upstream = names.upstream;
-  bool aggregate_fields =
-      std::any_of(stmt.fields.begin(), stmt.fields.end(),
-                  [](const lang::Field& f) { return f.expr.has_aggregate_call; });
   if (!upstream || upstream->shape != catalog::Shape::aggregate || !stmt.key_columns.empty() ||
-      !stmt.group_by.empty() || aggregate_fields)
+      !stmt.group_by.empty() || any_aggregate_field(stmt))
     return stmt;
   TransformStmt out = stmt;
   std::vector<lang::Field> carried;
@@ -463,9 +465,7 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   for (const auto& f : stmt.fields)
     check_columns(stmt, f.expr, src, def.alias, fmt::format("field \"{}\"", f.name));
   if (stmt.where) check_columns(stmt, *stmt.where, src, def.alias, "WHERE predicate");
-  bool aggregate = !stmt.group_by.empty() ||
-                   std::any_of(stmt.fields.begin(), stmt.fields.end(),
-                               [](const lang::Field& f) { return f.expr.has_aggregate_call; });
+  bool aggregate = !stmt.group_by.empty() || any_aggregate_field(stmt);
   if (aggregate) {
     def.shape = catalog::Shape::aggregate;
     def.compare_group_text = true;
@@ -477,15 +477,7 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   check_upstream(names, src, def.key);
   def.reads = read_columns(stmt, src, def.key);
   type_expressions(conn, stmt, def);
-  if (aggregate && !stmt.without_source_index) {
-    if (!def.group_exprs.empty()) {
-      TableDescription with_keys = src;
-      describe_index_keys(conn, with_keys);
-      check_source_index(with_keys, def);
-    } else {
-      check_source_index(src, def);
-    }
-  }
+  if (aggregate && !stmt.without_source_index) check_source_index(conn, src, def);
   def.statement = normalized_statement(def);
   return def;
 }

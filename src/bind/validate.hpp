@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "bind/table_description.hpp"
 #include "catalog/definition.hpp"
@@ -30,6 +31,8 @@ catalog::TransformDef validate_transform(pg::Connection& conn, catalog::Store& s
 // by name, an expression by its index key), and the CREATE INDEX that makes one. A one-row
 // aggregate (no GROUP BY) needs none.
 bool has_group_index(const TableDescription& src, const catalog::TransformDef& def);
+// The keys that index must lead with: a plain group column's name, an expression's index key.
+std::vector<std::string> group_index_keys(const catalog::TransformDef& def);
 std::string group_index_suggestion(const catalog::TransformDef& def);
 
 // The statement as stored and dumped: names qualified, expressions canonical.

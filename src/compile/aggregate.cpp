@@ -49,13 +49,20 @@ std::string group_value(const TransformDef& d, size_t i, const std::string& alia
                                   : alias + "." + ident(d.group[i].name);
 }
 
+// Whether a group whose member count is `count` is emptied (`is`) or
+// kept (`!is`): an emptied group's row goes; a one-row aggregate's row
+// never does.
+std::string emptied(const TransformDef& d, const std::string& count, bool is = true) {
+  if (d.single_group()) return is ? "false" : "true";
+  return count + (is ? " = 0" : " <> 0");
+}
+
 std::string encode_group(const TransformDef& d, const std::string& alias) {
   std::vector<std::string> values;
   for (size_t i = 0; i < d.group.size(); ++i)
     values.push_back(canonical_group_value(d.group[i], group_value(d, i, alias)));
   if (d.compare_group_text)
-    return "json_build_array(" +
-           join<std::string>(values, ", ", [](const std::string& v) { return v; }) + ")::text";
+    return fmt::format("json_build_array({})::text", fmt::join(values, ", "));
   return "ARRAY[" +
          join<std::string>(values, ", ",
                            [](const std::string& v) { return "to_jsonb(" + v + ")::text"; }) +
@@ -336,14 +343,10 @@ std::string grouped_select(const TransformDef& d, const std::string& from_table,
   std::string filter = where;
   if (in_groups && !d.single_group())
     filter += (filter.empty() ? " WHERE " : " AND ") + in_groups(alias + ".\"__ledger_group\"");
-  std::string tail =
-      by.empty()
-          ? ""
-          : " GROUP BY " + join<std::string>(by, ", ", [](const std::string& b) { return b; });
+  std::string tail = by.empty() ? "" : " GROUP BY " + fmt::format("{}", fmt::join(by, ", "));
   if (in_groups && d.single_group()) tail += " HAVING " + in_groups(encode_group(d, alias));
-  return fmt::format("SELECT {}{} FROM {} AS {}{}{}",
-                     join<std::string>(cols, ", ", [](const std::string& c) { return c; }), extra,
-                     from_table, alias, filter, tail);
+  return fmt::format("SELECT {}{} FROM {} AS {}{}{}", fmt::join(cols, ", "), extra, from_table,
+                     alias, filter, tail);
 }
 
 // The touched groups' present ledger rows, grouped, for `fields`.
@@ -456,13 +459,12 @@ std::string apply_deltas(const TransformDef& d) {
       "__t.\"__group\" = __g.grp), {5}"
       "__trellis_new AS ({6}), "
       "__trellis_upd AS (UPDATE {4} AS __t SET {7} FROM __trellis_new __s WHERE __t.\"__group\" = "
-      "__s.\"__group\" AND {9} RETURNING 1), "
+      "__s.\"__group\" AND {10} RETURNING 1), "
       "__trellis_del AS (DELETE FROM {4} AS __t USING __trellis_new __s WHERE __t.\"__group\" = "
-      "__s.\"__group\" AND {10} RETURNING 1) "
+      "__s.\"__group\" AND {9} RETURNING 1) "
       "SELECT (SELECT count(*) FROM __trellis_upd), (SELECT count(*) FROM __trellis_del)",
       kGroupsTable, d.id, group_cols, state_cols, target(d), agg_cte, new_rows, sets,
-      from_groups_table(d, "grp"), d.single_group() ? "true" : "__s.\"__n\" <> 0",
-      d.single_group() ? "false" : "__s.\"__n\" = 0");
+      from_groups_table(d, "grp"), emptied(d, "__s.\"__n\""), emptied(d, "__s.\"__n\"", false));
 }
 
 // The last group of the next chunk of groups: the $2-th group after the
@@ -598,14 +600,14 @@ std::string upsert_deltas(const TransformDef& d) {
       "{11}) AS {4} ORDER BY 1 ON CONFLICT (\"__group\") DO UPDATE SET ({2}{3}) = (SELECT {15} "
       "FROM (SELECT __t.\"__group\"{12}{13}) AS {4}) RETURNING __t.\"__group\", __t.\"__n\"), "
       "__trellis_emptied AS (INSERT INTO {10} (tid, grp, emptied) SELECT {11}, {14}, true FROM "
-      "__trellis_u __u WHERE __u.\"__n\" = 0{16} RETURNING 1) SELECT count(*) FROM "
+      "__trellis_u __u WHERE {16} RETURNING 1) SELECT count(*) FROM "
       "__trellis_emptied",
       target(d), group_list, state_list, field_list, alias,
       join<Column>(d.group, "",
                    [&](const Column& c) { return ", " + alias + "." + ident(c.name); }),
       fields, grp, decode_group(d, grp), inserted_state, kGroupsTable, d.id, group_cols,
       folded_state, to_groups_table(d, "__u.\"__group\""), fields.substr(2),
-      d.single_group() ? " AND false" : "");
+      emptied(d, "__u.\"__n\""));
 }
 
 // The groups upsert_deltas emptied.
