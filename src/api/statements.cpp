@@ -23,6 +23,8 @@ void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::Tran
   pg::Transaction txn(conn);
   def.source_table_id =
       impl.store.ensure_captured_table(conn, def.source_schema, def.source_table, def.key);
+  for (auto& j : def.joins)
+    j.table_id = impl.store.ensure_captured_table(conn, j.schema, j.table, j.key);
   try {
     for (const auto& ddl : compile::compile_transform(def).create) conn.exec(ddl);
   } catch (const pg::SqlError& e) {

@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "catalog/ring_geometry.hpp"
 #include "compile/transform_sql.hpp"
 #include "pg/arrays.hpp"
@@ -104,15 +106,19 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
   std::vector<Statement> all_keys;
   for (const auto& d : store_.active_readers(conn, page.tables)) {
     page.feeds = page.feeds || d.feeds_downstream;
-    if (truncated.count(d.source_table_id))
-      all_keys.push_back({rederiver_.sql(d).page_all_held_keys, {}});
+    const auto& sql = rederiver_.sql(d);
+    auto ids = d.table_ids();
+    if (std::any_of(ids.begin(), ids.end(), [&](int id) { return truncated.count(id) > 0; }))
+      all_keys.push_back({sql.page_all_held_keys, {}});
+    for (const auto& map : sql.map_joined_keys)
+      if (page.tables.count(map.table_id)) all_keys.push_back({map.sql, {}});
     TransformWork w{d.id, d.source_table_id, {}, std::nullopt};
     if (d.parks_changes) {  // its build re-derives the keys after its last range
       w.steps.push_back({park_, {std::to_string(d.id), std::to_string(d.source_table_id)}});
       page.work.push_back(std::move(w));
       continue;
     }
-    for (const auto& step : rederiver_.sql(d).steps) w.steps.push_back({step, {}});
+    for (const auto& step : sql.steps) w.steps.push_back({step, {}});
     if (d.shape == catalog::Shape::one_to_one) w.one_to_one = d;
     page.work.push_back(std::move(w));
   }

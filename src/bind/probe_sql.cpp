@@ -11,19 +11,42 @@ using base::ident;
 using base::join;
 using base::qualified;
 
+std::string probe_from(const catalog::TransformDef& def) {
+  std::string out = qualified(def.source_schema, def.source_table) + " AS " + ident(def.alias);
+  for (const auto& j : def.joins) {
+    out += fmt::format(" {} {} AS {} ON ", j.left_outer ? "LEFT JOIN" : "JOIN",
+                       qualified(j.schema, j.table), ident(j.alias));
+    for (size_t i = 0; i < j.on.size(); ++i)
+      out += fmt::format("{}{}.{} = {}.{}", i ? " AND " : "", ident(j.alias), ident(j.on[i].column),
+                         ident(j.on[i].other_alias), ident(j.on[i].other_column));
+  }
+  return out;
+}
+
+std::string probe_view_over(const std::string& view, const std::string& from,
+                            const std::string& expr_sql) {
+  return fmt::format("CREATE TEMP VIEW {} AS SELECT ({}) AS \"f\" FROM {}", ident(view), expr_sql,
+                     from);
+}
+
+std::string probe_where_over(const std::string& view, const std::string& from,
+                             const std::string& predicate_sql) {
+  return fmt::format("CREATE TEMP VIEW {} AS SELECT 1 AS \"f\" FROM {} WHERE ({})", ident(view),
+                     from, predicate_sql);
+}
+
 std::string probe_field_view(const std::string& view, const std::string& source_schema,
                              const std::string& source_table, const std::string& alias,
                              const std::string& expr_sql) {
-  return fmt::format("CREATE TEMP VIEW {} AS SELECT ({}) AS \"f\" FROM {} AS {}", ident(view),
-                     expr_sql, qualified(source_schema, source_table), ident(alias));
+  return probe_view_over(view, qualified(source_schema, source_table) + " AS " + ident(alias),
+                         expr_sql);
 }
 
 std::string probe_where_view(const std::string& view, const std::string& source_schema,
                              const std::string& source_table, const std::string& alias,
                              const std::string& predicate_sql) {
-  return fmt::format("CREATE TEMP VIEW {} AS SELECT 1 AS \"f\" FROM {} AS {} WHERE ({})",
-                     ident(view), qualified(source_schema, source_table), ident(alias),
-                     predicate_sql);
+  return probe_where_over(view, qualified(source_schema, source_table) + " AS " + ident(alias),
+                          predicate_sql);
 }
 
 std::string probe_grouped_view(const std::string& view, const std::string& alias,

@@ -19,6 +19,16 @@ std::string probe_where_view(const std::string& view, const std::string& source_
                              const std::string& source_table, const std::string& alias,
                              const std::string& predicate_sql);
 
+// The definition's FROM clause (the source and its joins) for probes over
+// the real tables.
+std::string probe_from(const catalog::TransformDef& def);
+// CREATE TEMP VIEW <view> AS SELECT (<expr_sql>) AS "f" FROM <from>, and the
+// same with WHERE (<predicate_sql>).
+std::string probe_view_over(const std::string& view, const std::string& from,
+                            const std::string& expr_sql);
+std::string probe_where_over(const std::string& view, const std::string& from,
+                             const std::string& predicate_sql);
+
 // CREATE TEMP VIEW <view> AS SELECT (<expr_sql>) AS "f" FROM pg_temp.<alias> AS <alias>
 //   [GROUP BY <alias>.<group columns>]: PostgreSQL checks the grouping rules over the stand-in
 //   of the source (probe_table), which holds what the ledger holds: the source's columns and a

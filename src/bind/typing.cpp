@@ -106,10 +106,13 @@ std::string grouping_problem(const pg::SqlError& e) {
 // stored query tree: every non-aggregate function must be immutable, and
 // ordered-set and hypothetical-set aggregates are refused.
 void check_aggregate_functions(pg::Connection& conn, const std::string& view,
-                               const std::string& what, const std::string& at, const Expr& expr) {
+                               const std::string& what, const std::string& at, const Expr& expr,
+                               bool aggregates = true) {
   for (const auto& f : functions_in_view(conn, view)) {
     std::string problem;
-    if (f.returns_set)
+    if (f.kind == 'a' && !aggregates)
+      problem = "calls aggregate function " + f.signature + ", which a 1-1 field cannot";
+    else if (f.returns_set)
       problem = "calls set-returning function " + f.signature;
     else if (f.kind == 'w')
       problem = "calls window function " + f.signature;
@@ -217,6 +220,12 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
       probe(conn, probe_grouped_view(view, def.alias, f.expr.sql, def.group), what, at, f.expr.text,
             grouping_problem);
       check_aggregate_functions(conn, view, what, at, f.expr);
+    } else if (!def.joins.empty()) {
+      // An expression over several tables fits no index probe; the view's
+      // query tree tells the functions it calls.
+      probe(conn, probe_view_over(view, probe_from(def), f.expr.sql), what, at, f.expr.text,
+            not_valid);
+      check_aggregate_functions(conn, view, what, at, f.expr, /*aggregates=*/false);
     } else {
       probe(conn,
             probe_field_view(view, def.source_schema, def.source_table, def.alias, f.expr.sql),
@@ -238,13 +247,20 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
   }
   if (stmt.where) {
     std::string at = where_at(stmt, stmt.where->position);
-    probe(conn,
-          probe_where_view("trellis_probe_where", def.source_schema, def.source_table, def.alias,
-                           stmt.where->sql),
-          "WHERE predicate", at, stmt.where->text, not_valid);
-    probe(conn, probe_immutable_predicate(def.alias, stmt.where->sql), "WHERE predicate", at,
-          stmt.where->text,
-          [&](const pg::SqlError& e) { return immutability_problem(e, *stmt.where); });
+    if (!def.joins.empty()) {
+      probe(conn, probe_where_over("trellis_probe_where", probe_from(def), stmt.where->sql),
+            "WHERE predicate", at, stmt.where->text, not_valid);
+      check_aggregate_functions(conn, "trellis_probe_where", "WHERE predicate", at, *stmt.where,
+                                /*aggregates=*/false);
+    } else {
+      probe(conn,
+            probe_where_view("trellis_probe_where", def.source_schema, def.source_table, def.alias,
+                             stmt.where->sql),
+            "WHERE predicate", at, stmt.where->text, not_valid);
+      probe(conn, probe_immutable_predicate(def.alias, stmt.where->sql), "WHERE predicate", at,
+            stmt.where->text,
+            [&](const pg::SqlError& e) { return immutability_problem(e, *stmt.where); });
+    }
     def.where_sql = stmt.where->sql;
   }
   if (aggregate) plan_incremental(conn, def);

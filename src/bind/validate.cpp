@@ -13,6 +13,7 @@
 #include <set>
 
 #include "base/sql_text.hpp"
+#include "bind/joins.hpp"
 #include "bind/refusal.hpp"
 #include "bind/table_description.hpp"
 #include "bind/typing.hpp"
@@ -84,27 +85,7 @@ const TableDescription& resolve_source(const TransformStmt& stmt, const Names& n
            fmt::format("source table {} does not exist; create it first or qualify the name as "
                        "schema.table",
                        qualified_text(schema, stmt.source.name)));
-  std::string name = qualified_text(schema, stmt.source.name);
-  if (info->relkind != 'r')
-    refuse(ErrorCode::validation,
-           fmt::format("source {} is not a plain table (relkind '{}'); transforms read ordinary "
-                       "tables only",
-                       name, info->relkind));
-  if (info->in_hierarchy)
-    refuse(ErrorCode::validation,
-           fmt::format("source table {} is part of an inheritance or partition hierarchy, which "
-                       "Trellis cannot capture; use a plain table",
-                       name));
-  if (info->rls_applies)
-    refuse(ErrorCode::validation,
-           fmt::format("row-level security on source table {} applies to Trellis's role; disable "
-                       "it, or run Trellis as the table owner or a BYPASSRLS role",
-                       name));
-  if (info->subscribed)
-    refuse(ErrorCode::validation,
-           fmt::format("source table {} is written by a logical-replication subscription; "
-                       "Trellis cannot capture it",
-                       name));
+  check_capturable(*info, "source");
   return *info;
 }
 
@@ -185,24 +166,6 @@ void check_field_names(const TransformStmt& stmt, const std::vector<Column>& tak
   }
 }
 
-void check_columns(const TransformStmt& stmt, const Expr& expr, const TableDescription& src,
-                   const std::string& alias, const std::string& what) {
-  for (const auto& ref : expr.columns) {
-    std::string at = where_at(stmt, ref.position);
-    if (ref.qualifier && *ref.qualifier != alias)
-      refuse(
-          ErrorCode::validation,
-          fmt::format("{} at {} refers to \"{}.{}\", but the only table in scope is \"{}\"; "
-                      "write {}.{} or just {}",
-                      what, at, *ref.qualifier, ref.column, alias, alias, ref.column, ref.column));
-    if (!src.find(ref.column))
-      refuse(ErrorCode::validation,
-             fmt::format("{} at {} refers to column \"{}\", which does not exist in {}.{} "
-                         "(columns: {})",
-                         what, at, ref.column, src.schema, src.name, column_list(src)));
-  }
-}
-
 // The target's name itself, and for a new definition, the ADOPT clause.
 void check_target_name(const TransformStmt& stmt, const std::string& schema,
                        const ValidateContext& ctx) {
@@ -260,16 +223,12 @@ void check_upstream(const Names& names, const TableDescription& src,
   }
 }
 
-std::vector<Column> read_columns(const TransformStmt& stmt, const TableDescription& src,
+std::vector<Column> read_columns(const Scope& scope, const TableDescription& src,
                                  const std::vector<Column>& key) {
   std::set<std::string> names;
   for (const auto& k : key) names.insert(k.name);
-  for (const auto& g : stmt.group_by)
-    for (const auto& c : g.expr.columns) names.insert(c.column);
-  for (const auto& f : stmt.fields)
-    for (const auto& c : f.expr.columns) names.insert(c.column);
-  if (stmt.where)
-    for (const auto& c : stmt.where->columns) names.insert(c.column);
+  auto it = scope.read.find(scope.tables.front().alias);
+  if (it != scope.read.end()) names.insert(it->second.begin(), it->second.end());
   std::vector<Column> out;
   for (const auto& n : names) out.push_back(src.find(n)->column);
   return out;
@@ -461,23 +420,33 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   def.alias = given.alias.value_or(src.name);
   const TransformStmt stmt = with_upstream_group(given, names, def.alias);
   def.key = key_columns(stmt, src);
-  for (const auto& g : stmt.group_by) check_columns(stmt, g.expr, src, def.alias, "GROUP BY item");
+  Scope scope;
+  scope.tables.push_back({def.alias, src});
+  bind_joins(conn, store, stmt, def.target_schema, scope, def);
+  for (const auto& g : stmt.group_by) scope.resolve(stmt, g.expr, "GROUP BY item");
   for (const auto& f : stmt.fields)
-    check_columns(stmt, f.expr, src, def.alias, fmt::format("field \"{}\"", f.name));
-  if (stmt.where) check_columns(stmt, *stmt.where, src, def.alias, "WHERE predicate");
+    scope.resolve(stmt, f.expr, fmt::format("field \"{}\"", f.name));
+  if (stmt.where) scope.resolve(stmt, *stmt.where, "WHERE predicate");
+  finish_join_reads(scope, def);
   bool aggregate = !stmt.group_by.empty() || any_aggregate_field(stmt);
+  if (aggregate && !def.joins.empty())
+    refuse(ErrorCode::validation,
+           fmt::format("aggregates over a join are not supported yet (JOIN at {}); define a 1-1 "
+                       "transform of the join and aggregate its target in a second transform",
+                       where_at(stmt, stmt.joins.front().position)));
+  def.without_source_index = stmt.without_source_index;
   if (aggregate) {
     def.shape = catalog::Shape::aggregate;
     def.compare_group_text = true;
     resolve_group(stmt, src, def);
     def.ledger = ledger_columns(stmt, src, def.key, def.group);
-    def.without_source_index = stmt.without_source_index;
   }
   check_field_names(stmt, aggregate ? def.group : def.key, aggregate);
   check_upstream(names, src, def.key);
-  def.reads = read_columns(stmt, src, def.key);
+  def.reads = read_columns(scope, src, def.key);
   type_expressions(conn, stmt, def);
   if (aggregate && !stmt.without_source_index) check_source_index(conn, src, def);
+  if (!stmt.without_source_index) check_join_indexes(scope, def);
   def.statement = normalized_statement(def);
   return def;
 }
@@ -489,8 +458,18 @@ std::string normalized_statement(const TransformDef& def) {
       base::qualified(def.target_schema, def.target_table),
       base::qualified(def.source_schema, def.source_table), ident(def.alias),
       base::join<Column>(def.key, ", ", [](const Column& c) { return base::ident(c.name); }));
-  if (def.shape == catalog::Shape::aggregate) {
-    out.resize(out.size() - std::string(" SELECT ").size());
+  out.resize(out.size() - std::string(" SELECT ").size());
+  for (const auto& j : def.joins) {
+    out += fmt::format(" {}JOIN {} AS {} ON ", j.left_outer ? "LEFT " : "",
+                       base::qualified(j.schema, j.table), ident(j.alias));
+    for (size_t i = 0; i < j.on.size(); ++i)
+      out += fmt::format("{}{}.{} = {}.{}", i ? " AND " : "", ident(j.alias), ident(j.on[i].column),
+                         ident(j.on[i].other_alias), ident(j.on[i].other_column));
+  }
+  if (def.shape != catalog::Shape::aggregate) {
+    if (def.without_source_index && !def.joins.empty()) out += " WITHOUT SOURCE INDEX";
+    out += " SELECT ";
+  } else {
     if (!def.group.empty()) out += " GROUP BY ";
     for (size_t i = 0; i < def.group.size(); ++i) {
       out += i ? ", " : "";

@@ -104,7 +104,7 @@ std::optional<Finding> reader_finding(const catalog::CapturedTable& t,
                                       const catalog::TransformDef& d) {
   Finding f{catalog::FailureKind::capture, {}, "", true};
   std::vector<std::string> problems;
-  for (const auto& c : d.reads) {
+  for (const auto& c : d.reads_of(t.id)) {
     const auto* col = info.find(c.name);
     if (!col) {
       f.columns.push_back(c.name);
@@ -112,7 +112,10 @@ std::optional<Finding> reader_finding(const catalog::CapturedTable& t,
       problems.push_back(fmt::format("column \"{}\" was renamed or dropped", c.name));
     } else if (col->column.type != c.type) {
       f.columns.push_back(c.name);
-      f.widening = f.widening && is_catalog_only_widening(c.type, col->column.type);
+      // Widening in place rewrites a source's copies; a joined table's
+      // retype is a rebuild.
+      f.widening = f.widening && t.id == d.source_table_id &&
+                   is_catalog_only_widening(c.type, col->column.type);
       problems.push_back(
           fmt::format("column \"{}\" was retyped from {} to {}", c.name, c.type, col->column.type));
     }
@@ -137,7 +140,7 @@ int DriftWatch::check(pg::Connection& conn) {
     if (!table.installed_signature) continue;
     std::vector<const catalog::TransformDef*> readers;
     for (const auto& d : defs)
-      if (d.source_table_id == table.id) readers.push_back(&d);
+      if (d.reads_table(table.id)) readers.push_back(&d);
     if (readers.empty()) continue;
     auto info = bind::describe_table(conn, table.schema, table.name);
     auto shared = table_finding(conn, table, info, compile::capture_objects(table, ring_));

@@ -19,10 +19,10 @@ nlohmann::json layout_to_json(const std::vector<PlacedColumn>& layout) {
 
 }  // namespace
 
-std::vector<Column> union_reads(const std::vector<catalog::TransformDef>& readers) {
+std::vector<Column> union_reads(const std::vector<catalog::TransformDef>& readers, int table_id) {
   std::map<std::string, Column> by_name;
   for (const auto& d : readers)
-    for (const auto& c : d.reads) by_name.emplace(c.name, c);
+    for (const auto& c : d.reads_of(table_id)) by_name.emplace(c.name, c);
   std::vector<Column> out;
   for (auto& [name, c] : by_name) out.push_back(c);
   return out;

@@ -16,8 +16,10 @@
 
 namespace trellis::capture {
 
-// Union of the columns the given transforms read, by name, in name order.
-std::vector<catalog::Column> union_reads(const std::vector<catalog::TransformDef>& readers);
+// Union of the columns the given transforms read of captured table
+// `table_id`, by name, in name order.
+std::vector<catalog::Column> union_reads(const std::vector<catalog::TransformDef>& readers,
+                                         int table_id);
 
 // The table's columns, in attnum order, dropped ones left out.
 std::vector<compile::PlacedColumn> placed_columns(const bind::TableDescription& info);

@@ -9,6 +9,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <map>
+#include <set>
+
 #include "base/sql_text.hpp"
 #include "bind/table_description.hpp"
 #include "capture/layout.hpp"
@@ -42,6 +45,10 @@ bool Reconciler::reconcile(pg::Connection& conn) {
   // after `defs` was read is not covered by what this pass installs, and
   // waits for the next pass.
   Covered covered;
+  // The tables each transform's reads are covered on in this pass: a
+  // transform over several tables (joins) starts its build in the install of
+  // the last of them, so its build misses no change to any.
+  std::map<int, std::set<int>> covered_on;
   auto tables = store_.captured_tables(conn);
   std::vector<bind::TableName> names;
   for (const auto& table : tables) names.push_back({table.schema, table.name});
@@ -51,7 +58,7 @@ bool Reconciler::reconcile(pg::Connection& conn) {
     std::vector<catalog::TransformDef> readers;
     bool waiting = false;
     for (const auto& d : defs)
-      if (d.source_table_id == table.id) {
+      if (d.reads_table(table.id)) {
         readers.push_back(d);
         waiting = waiting || d.status == catalog::Status::waiting_to_backfill;
       }
@@ -60,19 +67,29 @@ bool Reconciler::reconcile(pg::Connection& conn) {
       continue;
     }
     if (waiting) settled = false;  // its build starts once the status moved
-    auto reads = union_reads(readers);
+    auto reads = union_reads(readers, table.id);
     // A table that is gone gets no typed path; installing then fails on it
     // and is recorded.
     std::vector<compile::PlacedColumn> layout;
     if (described[i]) layout = compile::capture_layout(table, reads, placed_columns(*described[i]));
     std::string signature = capture_signature(table, reads, layout);
-    if (table.installed_signature == signature && !waiting) {
+    auto mark = [&] {
       cover(covered, readers);
+      for (const auto& d : readers) covered_on[d.id].insert(table.id);
+    };
+    if (table.installed_signature == signature && !waiting) {
+      mark();
       continue;
     }
+    std::vector<catalog::TransformDef> startable;
+    for (const auto& d : readers) {
+      bool rest = true;
+      for (int id : d.table_ids()) rest = rest && (id == table.id || covered_on[d.id].count(id));
+      if (rest) startable.push_back(d);
+    }
     try {
-      if (install(conn, table, reads, layout, signature, readers, started))
-        cover(covered, readers);
+      if (install(conn, table, reads, layout, signature, startable, started))
+        mark();
       else
         settled = false;
     } catch (const pg::SqlError& e) {

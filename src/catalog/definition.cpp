@@ -66,6 +66,33 @@ bool TransformDef::any_recomputed() const {
   return false;
 }
 
+std::vector<int> TransformDef::table_ids() const {
+  std::vector<int> ids{source_table_id};
+  for (const auto& j : joins)
+    if (std::find(ids.begin(), ids.end(), j.table_id) == ids.end()) ids.push_back(j.table_id);
+  return ids;
+}
+
+bool TransformDef::reads_table(int table_id) const {
+  auto ids = table_ids();
+  return std::find(ids.begin(), ids.end(), table_id) != ids.end();
+}
+
+std::vector<Column> TransformDef::reads_of(int table_id) const {
+  std::vector<Column> out;
+  auto add = [&](const std::vector<Column>& cols) {
+    for (const auto& c : cols)
+      if (std::none_of(out.begin(), out.end(), [&](const Column& o) { return o.name == c.name; }))
+        out.push_back(c);
+  };
+  if (table_id == source_table_id) add(reads);
+  for (const auto& j : joins)
+    if (j.table_id == table_id) add(j.reads);
+  std::sort(out.begin(), out.end(),
+            [](const Column& a, const Column& b) { return a.name < b.name; });
+  return out;
+}
+
 nlohmann::json columns_to_json(const std::vector<Column>& cols) {
   auto arr = nlohmann::json::array();
   for (const auto& c : cols) arr.push_back(column_json(c));
@@ -108,6 +135,25 @@ nlohmann::json to_json(const TransformDef& d) {
       exprs.push_back({{"sql", g.sql}, {"index_key", g.index_key}});
     j["group_exprs"] = exprs;
   }
+  if (!d.joins.empty()) {
+    auto joins = nlohmann::json::array();
+    for (const auto& jd : d.joins) {
+      auto on = nlohmann::json::array();
+      for (const auto& e : jd.on)
+        on.push_back({{"column", e.column},
+                      {"other_alias", e.other_alias},
+                      {"other_column", e.other_column}});
+      joins.push_back({{"left", jd.left_outer},
+                       {"schema", jd.schema},
+                       {"table", jd.table},
+                       {"alias", jd.alias},
+                       {"table_id", jd.table_id},
+                       {"key", columns_to_json(jd.key)},
+                       {"reads", columns_to_json(jd.reads)},
+                       {"on", on}});
+    }
+    j["joins"] = joins;
+  }
   j["where"] = d.where_sql ? nlohmann::json(*d.where_sql) : nlohmann::json();
   return j;
 }
@@ -129,6 +175,19 @@ TransformDef transform_from_json(const nlohmann::json& j) {
   if (j.contains("group")) d.group = columns_from_json(j.at("group"));
   for (const auto& g : j.value("group_exprs", nlohmann::json::array()))
     d.group_exprs.push_back({g.at("sql"), g.at("index_key")});
+  for (const auto& jj : j.value("joins", nlohmann::json::array())) {
+    JoinDef jd;
+    jd.left_outer = jj.at("left");
+    jd.schema = jj.at("schema");
+    jd.table = jj.at("table");
+    jd.alias = jj.at("alias");
+    jd.table_id = jj.at("table_id");
+    jd.key = columns_from_json(jj.at("key"));
+    jd.reads = columns_from_json(jj.at("reads"));
+    for (const auto& e : jj.at("on"))
+      jd.on.push_back({e.at("column"), e.at("other_alias"), e.at("other_column")});
+    d.joins.push_back(std::move(jd));
+  }
   if (j.contains("ledger")) d.ledger = columns_from_json(j.at("ledger"));
   d.without_source_index = j.value("without_source_index", false);
   d.compare_group_text = j.value("group_key", std::string("text_array")) == "json_text";

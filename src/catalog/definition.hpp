@@ -62,6 +62,28 @@ struct GroupExpr {
   std::string index_key;  // "" for a plain column
 };
 
+// One table joined to the source (docs/architecture.md, data path step 9):
+// to-one, its ON covering the joined table's primary key, so every target
+// row keeps the source's key. A change to the joined table is captured by
+// that key, which the ON equates with columns of the tables before it: the
+// drain finds the source rows a change reaches through those columns.
+struct JoinDef {
+  struct Equality {
+    std::string column;        // of the joined table
+    std::string other_alias;   // the source's alias or an earlier join's
+    std::string other_column;  // of that table
+  };
+  bool left_outer = false;
+  std::string schema;
+  std::string table;
+  std::string alias;
+  int table_id = 0;           // the captured table (ring tbl) of `table`
+  std::vector<Column> key;    // its primary key, the captured key
+  std::vector<Column> reads;  // its columns the definition reads (key included)
+  std::vector<Equality> on;   // in the order written
+  std::string name() const { return schema + "." + table; }
+};
+
 struct TransformDef {
   int id = 0;
   int version = 1;
@@ -76,6 +98,7 @@ struct TransformDef {
   std::vector<Column> reads;  // source columns read (key included)
   std::vector<Field> fields;
   std::optional<std::string> where_sql;
+  std::vector<JoinDef> joins;  // in FROM order
   Shape shape = Shape::one_to_one;
   // Aggregates: the GROUP BY columns (target columns of the same names) and
   // the other source columns the fields read, copied into the ledger.
@@ -111,6 +134,13 @@ struct TransformDef {
   // An aggregate without GROUP BY: one target row, kept when no source row
   // contributes (its fields are then the aggregates of no rows).
   bool single_group() const { return shape == Shape::aggregate && group.empty(); }
+  // The captured tables the definition reads: the source's, then each
+  // joined table's (a table read twice appears once).
+  std::vector<int> table_ids() const;
+  bool reads_table(int table_id) const;
+  // The columns it reads of captured table `table_id` (union over the
+  // aliases it is read under).
+  std::vector<Column> reads_of(int table_id) const;
   bool any_incremental() const;
   bool any_recomputed() const;
 };

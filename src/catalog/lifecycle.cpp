@@ -119,11 +119,10 @@ bool Lifecycle::drop(pg::Connection& conn, int id) {
 }
 
 int Lifecycle::rebuild_readers_of(pg::Connection& conn, int table_id) {
-  auto r =
-      conn.exec(fmt::format("UPDATE {} SET {} WHERE source_table_id = $1::int AND {} RETURNING id",
-                            transforms_, transition(Operation::rebuild_in_place).set,
-                            from_condition(Operation::rebuild_in_place)),
-                {std::to_string(table_id)});
+  auto r = conn.exec(fmt::format("UPDATE {} t SET {} WHERE $1::int = ANY({}) AND {} RETURNING id",
+                                 transforms_, transition(Operation::rebuild_in_place).set,
+                                 read_table_ids("t"), from_condition(Operation::rebuild_in_place)),
+                     {std::to_string(table_id)});
   return r.rows();
 }
 
@@ -193,9 +192,9 @@ int Lifecycle::start_builds(pg::Connection& conn, int table_id, const std::strin
                             const Versions& covered) {
   auto r = conn.exec(
       fmt::format("UPDATE {} t SET {}, build_rows_estimate = greatest((SELECT reltuples FROM "
-                  "pg_class WHERE oid = $2::regclass), 0)::bigint WHERE t.source_table_id = "
-                  "$1::int AND {} AND NOT {} AND {}",
-                  transforms_, transition(Operation::start_build).set,
+                  "pg_class WHERE oid = $2::regclass), 0)::bigint WHERE $1::int = ANY({}) AND {} "
+                  "AND NOT {} AND {}",
+                  transforms_, transition(Operation::start_build).set, read_table_ids("t"),
                   from_condition(Operation::start_build, "t"), waits_for_upstream_,
                   is_covered("t", 3)),
       {std::to_string(table_id), qualified, pg::int_array(covered.ids),
@@ -237,8 +236,8 @@ void Lifecycle::record_capture_wait(pg::Connection& conn, int table_id, const st
           "'ShareRowExclusiveLock', 'blocking_pids', (SELECT coalesce(jsonb_agg(DISTINCT pid), "
           "'[]') FROM pg_locks WHERE relation = $3::regclass AND granted AND pid <> "
           "pg_backend_pid()), 'since', coalesce(capture_wait->>'since', now()::text)) "
-          "WHERE source_table_id = $1::int AND {}",
-          transforms_, waiting_for_capture(waits_for_upstream_)),
+          "WHERE $1::int = ANY({}) AND {}",
+          transforms_, read_table_ids("t"), waiting_for_capture(waits_for_upstream_)),
       {std::to_string(table_id), table, qualified});
 }
 
@@ -247,8 +246,8 @@ void Lifecycle::record_capture_failure(pg::Connection& conn, int table_id, const
   conn.exec(fmt::format("UPDATE {} t SET capture_failure = jsonb_build_object('kind', {}, "
                         "'table', $2::text, 'error', $3::text, 'detected_at', "
                         "coalesce(capture_failure->>'detected_at', now()::text)) "
-                        "WHERE source_table_id = $1::int AND {}",
-                        transforms_, literal(FailureKind::capture),
+                        "WHERE $1::int = ANY({}) AND {}",
+                        transforms_, literal(FailureKind::capture), read_table_ids("t"),
                         waiting_for_capture(waits_for_upstream_)),
             {std::to_string(table_id), table, error});
 }
@@ -323,11 +322,11 @@ DrainFailureStatements Lifecycle::drain_failure_statements() const {
                   "|| '.' || table_name FROM {} WHERE id = source_table_id), 'error', $2::text, "
                   "'sqlstate', $3::text, 'since', coalesce(drain_failure->>'since', "
                   "now()::text), 'attempts', coalesce((drain_failure->>'attempts')::int, 0) + 1) "
-                  "WHERE source_table_id = ANY($1::int[]) AND {}",
-                  transforms_, captured_tables_, running()),
-      fmt::format("UPDATE {} SET drain_failure = NULL WHERE drain_failure IS NOT NULL AND "
-                  "source_table_id = ANY($1::int[])",
-                  transforms_)};
+                  "WHERE {} && $1::int[] AND {}",
+                  transforms_, captured_tables_, read_table_ids(), running()),
+      fmt::format("UPDATE {} SET drain_failure = NULL WHERE drain_failure IS NOT NULL AND {} && "
+                  "$1::int[]",
+                  transforms_, read_table_ids())};
 }
 
 }  // namespace trellis::catalog

@@ -69,7 +69,8 @@ std::optional<TransformDef> Store::transform(pg::Connection& conn, const std::st
 }
 
 std::vector<TransformDef> Store::active_readers(pg::Connection& conn, const std::set<int>& tables) {
-  return read(conn, running() + " AND source_table_id = ANY($1::int[])", {pg::int_array(tables)});
+  return read(conn, running("t") + " AND " + read_table_ids("t") + " && $1::int[]",
+              {pg::int_array(tables)});
 }
 
 std::optional<TransformDef> Store::transform_by_id(pg::Connection& conn, int id) {
@@ -145,8 +146,8 @@ std::string Store::non_live_upstreams(const std::string& alias) const {
   return fmt::format(
       "SELECT u.id, u.target_schema || '.' || u.target_table AS target, u.status FROM {} uc "
       "JOIN {} u ON u.target_schema = uc.table_schema AND u.target_table = uc.table_name WHERE "
-      "uc.id = {}.source_table_id AND u.status <> {}",
-      table("captured_tables"), table("transforms"), alias, literal(Status::live));
+      "uc.id = ANY({}) AND u.status <> {}",
+      table("captured_tables"), table("transforms"), read_table_ids(alias), literal(Status::live));
 }
 
 std::string Store::waits_for_upstream(const std::string& alias) const {

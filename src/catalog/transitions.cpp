@@ -122,6 +122,12 @@ std::string running(std::string_view alias) {
   return column + " IN (" + literal(S::backfilling) + ", " + literal(S::live) + ")";
 }
 
+std::string read_table_ids(std::string_view alias) {
+  std::string a = alias.empty() ? "" : std::string(alias) + ".";
+  return "(ARRAY[" + a + "source_table_id] || ARRAY(SELECT (j ->> 'table_id')::int FROM " +
+         "jsonb_array_elements(coalesce(" + a + "definition -> 'joins', '[]'::jsonb)) j))";
+}
+
 bool running(Status status) {
   return status == S::backfilling || status == S::live;
 }

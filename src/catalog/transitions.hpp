@@ -54,6 +54,10 @@ std::string from_condition(Operation op, std::string_view alias = "");
 std::string running(std::string_view alias = "");
 bool running(Status status);
 
+// The captured tables a transform row reads, as an int[]: its source's and
+// each joined table's (definition -> 'joins').
+std::string read_table_ids(std::string_view alias = "");
+
 // The SET item that bumps a transform's version: drains and builds holding
 // the older version recompile its statements before their next page.
 std::string_view bump_version();

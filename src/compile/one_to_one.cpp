@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "base/sql_text.hpp"
+#include "compile/join_sql.hpp"
 #include "compile/key_codec.hpp"
 #include "compile/shared_sql.hpp"
 
@@ -44,8 +45,7 @@ std::string source_select(const TransformDef& d, const std::vector<Field>& field
   });
   for (const auto& f : fields) cols += ", (" + f.sql + ") AS " + ident(f.name);
   if (!extra.empty()) cols += ", " + extra;
-  return fmt::format("SELECT {} FROM {} AS {}", cols, qualified(d.source_schema, d.source_table),
-                     alias);
+  return fmt::format("SELECT {} FROM {}", cols, from_clause(d));
 }
 
 std::string where_filter(const TransformDef& d) {
@@ -165,6 +165,7 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   sql.drop = {"DROP TABLE IF EXISTS " + target};
   sql.steps = {lock_key_slots(d), derive(d, written_fields(d))};
   sql.build_steps = sql.steps;
+  sql.map_joined_keys = map_joined_keys(d);
   sql.page_all_held_keys = page_all_keys(d, target);
   sql.source_chunk_bound = chunk_bound(d.key, source);
   sql.sweep_chunk_bound = chunk_bound(d.key, target);

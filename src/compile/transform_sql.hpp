@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "catalog/definition.hpp"
+#include "compile/join_sql.hpp"
 
 namespace trellis::compile {
 
@@ -24,6 +25,9 @@ struct TransformSql {
   // the locks of the page's key slots (lock_key_slots) and reads no source
   // row; later steps read in later statements.
   std::vector<std::string> steps;
+  // A drain's first statements for a page holding keys of a joined table
+  // (the table id): the source keys they reach join the page.
+  std::vector<JoinedKeyMap> map_joined_keys;
   // Adds every source key the transform holds to the page (after a TRUNCATE).
   std::string page_all_held_keys;
   // Build: $1 = cursor (text[] or NULL), $2 = chunk size; returns the chunk's

@@ -103,11 +103,21 @@ bool parse_adopt(Cursor& c) {
   return true;
 }
 
+bool is_join_word(const Cursor& c, std::size_t ahead) {
+  static constexpr std::array<std::string_view, 7> kWords = {"join", "left",  "inner",  "right",
+                                                             "full", "cross", "natural"};
+  for (std::string_view word : kWords) {
+    if (c.at_word(word, ahead)) return true;
+  }
+  return false;
+}
+
 // `[AS] alias`; KEY and WITHOUT are unreserved words that start clauses here.
 std::optional<std::string> parse_alias(Cursor& c) {
   if (c.accept_word("as")) return c.expect_name("an alias", "AS");
   const Token* token = c.peek();
-  if (token == nullptr || !is_name(*token) || c.at_word("key") || c.at_word("without")) {
+  if (token == nullptr || !is_name(*token) || c.at_word("key") || c.at_word("without") ||
+      is_join_word(c, 0) || c.at_word("on")) {
     return std::nullopt;
   }
   return c.expect_name("an alias", "the source table");
@@ -123,18 +133,64 @@ std::vector<std::string> parse_key(Cursor& c) {
   return columns;
 }
 
-bool is_join_word(const Cursor& c, std::size_t ahead) {
-  static constexpr std::array<std::string_view, 7> kWords = {"join", "left",  "inner",  "right",
-                                                             "full", "cross", "natural"};
-  for (std::string_view word : kWords) {
-    if (c.at_word(word, ahead)) return true;
-  }
-  return false;
+// `alias.column` in a join's ON.
+ColumnRef parse_on_column(Cursor& c, std::string_view after) {
+  ColumnRef ref;
+  ref.position = static_cast<int>(c.offset_of(c.pos()));
+  std::vector<std::string> parts = parse_dotted(c, "a column (alias.column)", after);
+  if (parts.size() != 2)
+    c.fail_at(static_cast<std::size_t>(ref.position), "ON column",
+              " must be written alias.column (a column of the joined table or of a table "
+              "before it)");
+  ref.qualifier = parts[0];
+  ref.column = parts[1];
+  return ref;
 }
 
-void refuse_join(const Cursor& c) {
-  if (!is_join_word(c, 0)) return;
-  c.fail_at(c.offset_of(c.pos()), "joins are not supported yet: found " + describe(c.peek()));
+// ON a.col = b.col [AND ...]: column equalities only.
+std::vector<JoinEquality> parse_on(Cursor& c) {
+  std::vector<JoinEquality> on;
+  std::string_view after = "ON";
+  do {
+    JoinEquality eq;
+    eq.left = parse_on_column(c, after);
+    if (!c.accept_punct("="))
+      c.fail_at(c.offset_of(c.pos()), "expected \"=\" in ON, found " + describe(c.peek()),
+                "; a join's ON is one or more column equalities (a.col = b.col AND ...)");
+    eq.right = parse_on_column(c, "\"=\"");
+    on.push_back(std::move(eq));
+    after = "AND";
+  } while (c.accept_word("and"));
+  return on;
+}
+
+// { [INNER] JOIN | LEFT [OUTER] JOIN } table [AS] alias ON ..., repeated.
+std::vector<JoinClause> parse_joins(Cursor& c) {
+  std::vector<JoinClause> joins;
+  while (is_join_word(c, 0)) {
+    JoinClause join;
+    join.position = static_cast<int>(c.offset_of(c.pos()));
+    for (std::string_view word : {"right", "full", "cross", "natural"})
+      if (c.at_word(word))
+        c.fail_at(c.offset_of(c.pos()), describe(c.peek()) + " joins are not supported",
+                  "; write [INNER] JOIN or LEFT [OUTER] JOIN with an ON of column equalities");
+    if (c.accept_word("left")) {
+      join.left_outer = true;
+      c.accept_word("outer");
+    } else {
+      c.accept_word("inner");
+    }
+    c.expect_word("join", join.left_outer ? "LEFT" : "INNER");
+    join.table = parse_table_name(c, "a table name", "JOIN");
+    join.alias = parse_alias(c);
+    if (c.at_word("using"))
+      c.fail_at(c.offset_of(c.pos()), "JOIN ... USING is not supported",
+                "; write ON alias.column = alias.column");
+    c.expect_word("on", "the joined table");
+    join.on = parse_on(c);
+    joins.push_back(std::move(join));
+  }
+  return joins;
 }
 
 // One GROUP BY item: `expr [AS name]`.
@@ -197,7 +253,9 @@ void refuse_misplaced(const Cursor& c, Range range) {
   });
   if (found >= range.second) return;
   std::size_t offset = tokens[found].begin;
-  if (at(found, "join")) c.fail_at(offset, "joins are not supported yet: found \"JOIN\"");
+  if (at(found, "join"))
+    c.fail_at(offset, "found JOIN",
+              " after SELECT; joins come right after the FROM table (and its KEY)");
   std::string clause = at(found, "group") ? "GROUP BY" : "WITHOUT SOURCE INDEX";
   c.fail_at(offset, "found " + clause,
             " after SELECT; it must come between the FROM clause and SELECT");
@@ -257,6 +315,7 @@ std::optional<Expr> parse_where(Cursor& c) {
 std::string last_clause(const TransformStmt& stmt) {
   if (stmt.without_source_index) return "WITHOUT SOURCE INDEX";
   if (!stmt.group_by.empty()) return "the GROUP BY list";
+  if (!stmt.joins.empty()) return "the join's ON";
   return "FROM clause";
 }
 
@@ -269,7 +328,7 @@ TransformStmt parse_transform(Cursor& c) {
   stmt.source = parse_table_name(c, "a source table name", "FROM");
   stmt.alias = parse_alias(c);
   stmt.key_columns = parse_key(c);
-  refuse_join(c);
+  stmt.joins = parse_joins(c);
   if (c.accept_word("group")) {
     c.expect_word("by", "GROUP");
     stmt.group_by = parse_group_by(c);

@@ -48,12 +48,29 @@ struct GroupItem {
   int name_position = 0;
 };
 
+// One equality of a join's ON: `left = right`, each `alias.column` (the
+// parser does not know which side is the joined table; bind does).
+struct JoinEquality {
+  ColumnRef left;
+  ColumnRef right;
+};
+
+// `[INNER] JOIN table [AS] alias ON a.col = b.col [AND ...]`, or LEFT [OUTER].
+struct JoinClause {
+  bool left_outer = false;
+  QualifiedName table;
+  std::optional<std::string> alias;
+  std::vector<JoinEquality> on;
+  int position = 0;  // of the JOIN (or LEFT/INNER) word
+};
+
 struct TransformStmt {
   QualifiedName target;
   bool adopt_existing = false;
   QualifiedName source;
   std::optional<std::string> alias;
   std::vector<std::string> key_columns;  // KEY (...); empty when absent
+  std::vector<JoinClause> joins;         // in the order written
   std::vector<GroupItem> group_by;       // GROUP BY; empty for 1-1 and for one-row aggregates
   bool without_source_index = false;
   std::vector<Field> fields;

@@ -336,13 +336,42 @@ TEST(LangParser, RefusesMissingFrom) {
                  "expected FROM after the target name at 1:13, found \"SELECT\"");
 }
 
-TEST(LangParser, RefusesJoins) {
-  expect_message(parse_error("TRANSFORM t FROM s o LEFT JOIN c ON o.c = c.id SELECT a AS a"),
-                 "joins are not supported yet");
-  expect_message(parse_error("TRANSFORM t FROM s JOIN c ON s.c = c.id SELECT a AS a"),
-                 "joins are not supported yet");
-  expect_message(parse_error("TRANSFORM t FROM s INNER JOIN c ON s.c = c.id SELECT a AS a"),
-                 "at 1:20");
+TEST(LangParser, ParsesJoinsInOrder) {
+  auto stmt = std::get<TransformStmt>(
+      parse_statement("TRANSFORM t FROM orders o JOIN customers AS c ON c.id = o.customer_id "
+                      "LEFT OUTER JOIN regions r ON r.id = c.region_id AND r.tenant = o.tenant "
+                      "INNER JOIN s.products p ON p.id = o.product_id SELECT c.name AS name"));
+  ASSERT_EQ(stmt.joins.size(), 3u);
+  EXPECT_FALSE(stmt.joins[0].left_outer);
+  EXPECT_EQ(stmt.joins[0].table.name, "customers");
+  EXPECT_EQ(stmt.joins[0].alias, "c");
+  ASSERT_EQ(stmt.joins[0].on.size(), 1u);
+  EXPECT_EQ(*stmt.joins[0].on[0].left.qualifier, "c");
+  EXPECT_EQ(stmt.joins[0].on[0].left.column, "id");
+  EXPECT_EQ(stmt.joins[0].on[0].right.column, "customer_id");
+  EXPECT_TRUE(stmt.joins[1].left_outer);
+  ASSERT_EQ(stmt.joins[1].on.size(), 2u);
+  EXPECT_EQ(*stmt.joins[1].on[1].right.qualifier, "o");
+  EXPECT_EQ(stmt.joins[2].table.schema, "s");
+  EXPECT_EQ(stmt.joins[2].alias, "p");
+  EXPECT_EQ(stmt.alias, "o");
+}
+
+TEST(LangParser, RefusesJoinFormsOtherThanInnerAndLeft) {
+  expect_message(parse_error("TRANSFORM t FROM s RIGHT JOIN c ON s.c = c.id SELECT a AS a"),
+                 "\"RIGHT\" joins are not supported at 1:20");
+  expect_message(parse_error("TRANSFORM t FROM s CROSS JOIN c SELECT a AS a"),
+                 "\"CROSS\" joins are not supported");
+  expect_message(parse_error("TRANSFORM t FROM s JOIN c USING (id) SELECT a AS a"),
+                 "JOIN ... USING is not supported");
+  expect_message(parse_error("TRANSFORM t FROM s JOIN c ON c.id = s.c + 1 SELECT a AS a"),
+                 "expected SELECT after the join's ON");
+  expect_message(parse_error("TRANSFORM t FROM s JOIN c ON c.id > s.c SELECT a AS a"),
+                 "expected \"=\" in ON");
+  expect_message(parse_error("TRANSFORM t FROM s JOIN c ON id = s.c SELECT a AS a"),
+                 "ON column at 1:30 must be written alias.column");
+  expect_message(parse_error("TRANSFORM t FROM s SELECT a AS a JOIN c ON c.id = s.c"),
+                 "found JOIN at 1:34 after SELECT");
 }
 
 TEST(LangParser, RefusesGroupByAfterSelect) {

@@ -1,0 +1,315 @@
+// Join binding; see joins.hpp. Every refusal names the join by its alias and
+// table and the statement position of the part at fault.
+#include "bind/joins.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/sql_text.hpp"
+#include "bind/refusal.hpp"
+#include "trellis/error.hpp"
+
+namespace trellis::bind {
+
+using catalog::Column;
+using catalog::JoinDef;
+using catalog::TransformDef;
+
+namespace {
+
+std::string qualified_text(const TableDescription& t) {
+  return t.schema + "." + t.name;
+}
+
+std::string column_list(const TableDescription& t) {
+  std::string out;
+  for (const auto& c : t.columns) out += (out.empty() ? "" : ", ") + c.column.name;
+  return out;
+}
+
+std::string aliases(const Scope& scope) {
+  std::string out;
+  for (const auto& e : scope.tables) out += (out.empty() ? "" : ", ") + e.alias;
+  return out;
+}
+
+std::string type_text(const Column& c) {
+  return c.collation.empty() ? c.type : c.type + " COLLATE " + c.collation;
+}
+
+}  // namespace
+
+void check_capturable(const TableDescription& info, const std::string& role) {
+  std::string name = qualified_text(info);
+  if (info.relkind != 'r')
+    refuse(ErrorCode::validation,
+           fmt::format("{} {} is not a plain table (relkind '{}'); transforms read ordinary "
+                       "tables only",
+                       role, name, info.relkind));
+  if (info.in_hierarchy)
+    refuse(ErrorCode::validation,
+           fmt::format("{} {} is part of an inheritance or partition hierarchy, which "
+                       "Trellis cannot capture; use a plain table",
+                       role, name));
+  if (info.rls_applies)
+    refuse(ErrorCode::validation,
+           fmt::format("row-level security on {} {} applies to Trellis's role; disable "
+                       "it, or run Trellis as the table owner or a BYPASSRLS role",
+                       role, name));
+  if (info.subscribed)
+    refuse(ErrorCode::validation,
+           fmt::format("{} {} is written by a logical-replication subscription; "
+                       "Trellis cannot capture it",
+                       role, name));
+}
+
+const Scope::Entry* Scope::find(const std::string& alias) const {
+  for (const auto& e : tables)
+    if (e.alias == alias) return &e;
+  return nullptr;
+}
+
+void Scope::resolve(const lang::TransformStmt& stmt, const lang::Expr& expr,
+                    const std::string& what) {
+  const bool single = tables.size() == 1;
+  for (const auto& ref : expr.columns) {
+    std::string at = where_at(stmt, ref.position);
+    if (ref.qualifier) {
+      const Entry* e = find(*ref.qualifier);
+      if (!e && single)
+        refuse(ErrorCode::validation,
+               fmt::format("{} at {} refers to \"{}.{}\", but the only table in scope is \"{}\"; "
+                           "write {}.{} or just {}",
+                           what, at, *ref.qualifier, ref.column, tables[0].alias, tables[0].alias,
+                           ref.column, ref.column));
+      if (!e)
+        refuse(ErrorCode::validation,
+               fmt::format("{} at {} refers to \"{}.{}\", but no table in scope is named \"{}\" "
+                           "(tables in scope: {})",
+                           what, at, *ref.qualifier, ref.column, *ref.qualifier, aliases(*this)));
+      if (!e->table.find(ref.column))
+        refuse(ErrorCode::validation,
+               fmt::format("{} at {} refers to column \"{}\", which does not exist in {}.{} "
+                           "(columns: {})",
+                           what, at, ref.column, e->table.schema, e->table.name,
+                           column_list(e->table)));
+      read[e->alias].insert(ref.column);
+      continue;
+    }
+    std::vector<const Entry*> candidates;
+    for (const auto& e : tables)
+      if (e.table.find(ref.column)) candidates.push_back(&e);
+    if (candidates.empty() && single)
+      refuse(ErrorCode::validation,
+             fmt::format("{} at {} refers to column \"{}\", which does not exist in {}.{} "
+                         "(columns: {})",
+                         what, at, ref.column, tables[0].table.schema, tables[0].table.name,
+                         column_list(tables[0].table)));
+    if (candidates.empty())
+      refuse(ErrorCode::validation,
+             fmt::format("{} at {} refers to column \"{}\", which no table in scope has (tables "
+                         "in scope: {})",
+                         what, at, ref.column, aliases(*this)));
+    if (candidates.size() > 1) {
+      std::string names;
+      for (const auto* e : candidates)
+        names += (names.empty() ? "" : ", ") + e->alias + "." + ref.column;
+      refuse(ErrorCode::validation,
+             fmt::format("{} at {} refers to column \"{}\", which is ambiguous: it may be {}; "
+                         "qualify it with the alias",
+                         what, at, ref.column, names));
+    }
+    read[candidates[0]->alias].insert(ref.column);
+  }
+}
+
+namespace {
+
+// The ON equality's two sides as (joined column, other alias, other column).
+JoinDef::Equality orient(const lang::TransformStmt& stmt, const lang::JoinEquality& eq,
+                         const std::string& alias, const Scope& scope, const std::string& join) {
+  const lang::ColumnRef* mine = nullptr;
+  const lang::ColumnRef* other = nullptr;
+  if (eq.left.qualifier == alias && eq.right.qualifier != alias) mine = &eq.left, other = &eq.right;
+  if (eq.right.qualifier == alias && eq.left.qualifier != alias) mine = &eq.right, other = &eq.left;
+  std::string at = where_at(stmt, eq.left.position);
+  if (!mine)
+    refuse(ErrorCode::validation,
+           fmt::format("ON of {} at {} equates {}.{} with {}.{}; each equality must equate a "
+                       "column of \"{}\" with a column of a table before it ({})",
+                       join, at, *eq.left.qualifier, eq.left.column, *eq.right.qualifier,
+                       eq.right.column, alias, aliases(scope)));
+  if (!scope.find(*other->qualifier))
+    refuse(ErrorCode::validation,
+           fmt::format("ON of {} at {} refers to \"{}.{}\", but no table before it is named "
+                       "\"{}\" (tables before it: {})",
+                       join, where_at(stmt, other->position), *other->qualifier, other->column,
+                       *other->qualifier, aliases(scope)));
+  return {mine->column, *other->qualifier, other->column};
+}
+
+void check_equality_types(const lang::TransformStmt& stmt, const lang::JoinEquality& eq,
+                          const JoinDef::Equality& e, const std::string& alias,
+                          const TableDescription& joined, const Scope& scope,
+                          const std::string& join) {
+  std::string at = where_at(stmt, eq.left.position);
+  const auto* mine = joined.find(e.column);
+  if (!mine)
+    refuse(ErrorCode::validation,
+           fmt::format("ON of {} at {} refers to column \"{}\", which does not exist in {} "
+                       "(columns: {})",
+                       join, at, e.column, qualified_text(joined), column_list(joined)));
+  const auto& other_table = scope.find(e.other_alias)->table;
+  const auto* other = other_table.find(e.other_column);
+  if (!other)
+    refuse(ErrorCode::validation,
+           fmt::format("ON of {} at {} refers to column \"{}\", which does not exist in {} "
+                       "(columns: {})",
+                       join, at, e.other_column, qualified_text(other_table),
+                       column_list(other_table)));
+  if (type_text(mine->column) != type_text(other->column))
+    refuse(ErrorCode::validation,
+           fmt::format("ON of {} at {} equates {}.{} ({}) with {}.{} ({}); joined columns need "
+                       "one type, since an implicit cast would keep indexes from finding the "
+                       "rows a change reaches; change one column's type or join on other columns",
+                       join, at, alias, e.column, type_text(mine->column), e.other_alias,
+                       e.other_column, type_text(other->column)));
+  if (!mine->deterministic || !other->deterministic)
+    refuse(ErrorCode::validation,
+           fmt::format("ON of {} at {} equates columns under a nondeterministic collation "
+                       "({}.{}, {}.{}), under which different values match; join on columns "
+                       "with a deterministic collation",
+                       join, at, alias, e.column, e.other_alias, e.other_column));
+}
+
+}  // namespace
+
+void bind_joins(pg::Connection& conn, catalog::Store& store, const lang::TransformStmt& stmt,
+                const std::string& default_schema, Scope& scope, TransformDef& def) {
+  for (const auto& clause : stmt.joins) {
+    std::string schema = clause.table.schema.value_or(default_schema);
+    std::string alias = clause.alias.value_or(clause.table.name);
+    std::string at = where_at(stmt, clause.position);
+    auto info = describe_table(conn, schema, clause.table.name);
+    if (!info)
+      refuse(ErrorCode::not_found,
+             fmt::format("joined table {}.{} at {} does not exist; create it first or qualify "
+                         "the name as schema.table",
+                         schema, clause.table.name, at));
+    std::string join = fmt::format("JOIN {} AS {}", qualified_text(*info), alias);
+    check_capturable(*info, "joined table");
+    if (scope.find(alias))
+      refuse(ErrorCode::validation,
+             fmt::format("{} at {} uses alias \"{}\", which an earlier table already has; give "
+                         "each table of the FROM clause its own alias",
+                         join, at, alias));
+    if (alias.rfind("__", 0) == 0)
+      refuse(ErrorCode::validation,
+             fmt::format("{} at {}: alias \"{}\" starts with \"__\", which Trellis reserves", join,
+                         at, alias));
+    if (info->primary_key.empty())
+      refuse(ErrorCode::validation,
+             fmt::format("joined table {} at {} has no primary key; add one (a change of the "
+                         "table is found by it)",
+                         qualified_text(*info), at));
+    JoinDef j;
+    j.left_outer = clause.left_outer;
+    j.schema = info->schema;
+    j.table = info->name;
+    j.alias = alias;
+    for (const auto& k : info->primary_key) j.key.push_back(info->find(k)->column);
+    for (const auto& eq : clause.on) {
+      auto e = orient(stmt, eq, alias, scope, join);
+      check_equality_types(stmt, eq, e, alias, *info, scope, join);
+      j.on.push_back(e);
+    }
+    std::vector<std::string> uncovered;
+    for (const auto& k : info->primary_key)
+      if (std::none_of(j.on.begin(), j.on.end(),
+                       [&](const JoinDef::Equality& e) { return e.column == k; }))
+        uncovered.push_back(alias + "." + k);
+    if (!uncovered.empty())
+      refuse(ErrorCode::validation,
+             fmt::format("ON of {} at {} does not equate the primary key of {} ({}), so a row "
+                         "could match several of its rows; joins that fan out are not supported "
+                         "yet: equate every primary key column ({} = ...)",
+                         join, at, qualified_text(*info), fmt::join(info->primary_key, ", "),
+                         fmt::join(uncovered, ", ")));
+    if (auto captured = store.captured_table(conn, j.schema, j.table)) {
+      bool same = captured->key.size() == j.key.size();
+      for (size_t i = 0; same && i < j.key.size(); ++i)
+        same = captured->key[i].name == j.key[i].name;
+      if (!same)
+        refuse(ErrorCode::validation,
+               fmt::format("joined table {} at {} is captured keyed by a KEY other than its "
+                           "primary key (another transform reads it so); join another table or "
+                           "key that transform by the primary key",
+                           qualified_text(*info), at));
+      j.table_id = captured->id;
+    }
+    if (auto upstream = store.transform(conn, j.schema, j.table);
+        upstream && upstream->status != catalog::Status::live && upstream->id != def.id)
+      refuse(ErrorCode::validation,
+             fmt::format("joined table {} is the target of a transform that is {} and not "
+                         "live; wait until it is live (trellis await) and define this again",
+                         upstream->target_name(), catalog::name(upstream->status)));
+    for (const auto& e : j.on) {
+      scope.read[alias].insert(e.column);
+      scope.read[e.other_alias].insert(e.other_column);
+    }
+    def.joins.push_back(std::move(j));
+    scope.tables.push_back({alias, std::move(*info)});
+  }
+}
+
+void finish_join_reads(const Scope& scope, TransformDef& def) {
+  for (auto& j : def.joins) {
+    const auto& table = scope.find(j.alias)->table;
+    std::set<std::string> names;
+    for (const auto& k : j.key) names.insert(k.name);
+    auto it = scope.read.find(j.alias);
+    if (it != scope.read.end()) names.insert(it->second.begin(), it->second.end());
+    j.reads.clear();
+    for (const auto& n : names) j.reads.push_back(table.find(n)->column);
+  }
+}
+
+std::vector<JoinIndexNeed> join_index_needs(const TransformDef& def) {
+  std::vector<JoinIndexNeed> out;
+  for (const auto& j : def.joins) {
+    std::map<std::string, std::vector<std::string>> by_alias;
+    for (const auto& e : j.on)
+      if (std::any_of(j.key.begin(), j.key.end(),
+                      [&](const Column& k) { return k.name == e.column; }))
+        by_alias[e.other_alias].push_back(e.other_column);
+    for (auto& [alias, columns] : by_alias) {
+      JoinIndexNeed need{"join:" + j.alias, alias, def.source_schema, def.source_table, columns};
+      for (const auto& other : def.joins)
+        if (other.alias == alias) need.schema = other.schema, need.table = other.table;
+      out.push_back(std::move(need));
+    }
+  }
+  return out;
+}
+
+std::string join_index_suggestion(const JoinIndexNeed& need) {
+  return fmt::format("CREATE INDEX ON {} ({})", base::qualified(need.schema, need.table),
+                     base::join<std::string>(need.columns, ", ",
+                                             [](const std::string& c) { return base::ident(c); }));
+}
+
+void check_join_indexes(const Scope& scope, const TransformDef& def) {
+  for (const auto& need : join_index_needs(def)) {
+    const auto& table = scope.find(need.alias)->table;
+    if (table.has_index_leading_with(need.columns)) continue;
+    refuse(ErrorCode::validation,
+           fmt::format("{}.{} has no index leading with ({}), which finds the rows a change of "
+                       "the table joined as \"{}\" reaches; create one with {}, or add WITHOUT "
+                       "SOURCE INDEX before SELECT to go without",
+                       need.schema, need.table, fmt::join(need.columns, ", "), need.role.substr(5),
+                       join_index_suggestion(need)));
+  }
+}
+
+}  // namespace trellis::bind

@@ -1,0 +1,71 @@
+// Binding of a definition's joins and of the names its expressions use
+// (README, "The statement language", joins): which table each alias is,
+// which side of each ON equality is the joined table, that every join is
+// to-one (its ON covers the joined table's primary key), that equated
+// columns have one type, which columns each table is read for, and which
+// index finds the rows a change of a joined table reaches.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bind/table_description.hpp"
+#include "catalog/definition.hpp"
+#include "catalog/store.hpp"
+#include "lang/statement.hpp"
+#include "pg/connection.hpp"
+
+namespace trellis::bind {
+
+// The tables an expression may read, by alias: the source first, then each
+// joined table in FROM order.
+struct Scope {
+  struct Entry {
+    std::string alias;
+    TableDescription table;
+  };
+  std::vector<Entry> tables;
+  // Columns read per alias (filled by resolve()).
+  std::map<std::string, std::set<std::string>> read;
+
+  const Entry* find(const std::string& alias) const;
+  // Checks every column reference of `expr` (`what` names it in messages)
+  // and records the column as read of the table it resolves to.
+  void resolve(const lang::TransformStmt& stmt, const lang::Expr& expr, const std::string& what);
+};
+
+// Reads and checks the joined tables (`default_schema` for unqualified
+// names), appending each to `scope` and filling def.joins (table ids of
+// tables already captured; a new one is registered at define).
+void bind_joins(pg::Connection& conn, catalog::Store& store, const lang::TransformStmt& stmt,
+                const std::string& default_schema, Scope& scope, catalog::TransformDef& def);
+
+// After every expression is resolved: each join's reads (its key, its ON
+// columns and what the expressions read of it).
+void finish_join_reads(const Scope& scope, catalog::TransformDef& def);
+
+// The index a change of join `j`'s table needs on each table its ON reads:
+// one per (alias, columns) the joined table's key is equated with.
+struct JoinIndexNeed {
+  std::string role;    // "join:<alias>"
+  std::string alias;   // the table the index is on, by alias
+  std::string schema;  // and by name
+  std::string table;
+  std::vector<std::string> columns;
+};
+std::vector<JoinIndexNeed> join_index_needs(const catalog::TransformDef& def);
+std::string join_index_suggestion(const JoinIndexNeed& need);
+
+// Refuses a definition whose joins lack such an index (unless WITHOUT SOURCE INDEX).
+void check_join_indexes(const Scope& scope, const catalog::TransformDef& def);
+
+}  // namespace trellis::bind
+
+namespace trellis::bind {
+// What keeps a table from being read by a transform (not a plain table, in
+// a hierarchy, row-level security, written by a subscription); `role` is
+// "source" or "joined table".
+void check_capturable(const TableDescription& info, const std::string& role);
+}  // namespace trellis::bind

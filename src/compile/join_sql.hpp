@@ -1,0 +1,32 @@
+// SQL of a definition's joins (docs/architecture.md, data path step 9): the
+// FROM clause every statement that computes target rows reads, and the
+// statements by which a drain turns the page's keys of a joined table into
+// the source keys they reach.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "catalog/definition.hpp"
+
+namespace trellis::compile {
+
+// <source> AS <alias> [{JOIN | LEFT JOIN} <table> AS <alias> ON ...]...
+std::string from_clause(const catalog::TransformDef& d);
+
+// One statement per join: adds to the page, as keys of the source table,
+// the source keys whose rows reach a joined row the page holds a key of.
+// The joined table's key is what its ON equates with columns of the tables
+// before it, so the walk reads only those tables (inner-joined, back to the
+// source), never the joined table itself: a deleted joined row, or one whose
+// key changed (capture stages the old key too), still leads to the rows that
+// read it. ON equalities over other columns are left out, which can only add
+// keys. `first` is the join's captured table id.
+struct JoinedKeyMap {
+  int table_id = 0;
+  std::string sql;
+};
+std::vector<JoinedKeyMap> map_joined_keys(const catalog::TransformDef& d);
+
+}  // namespace trellis::compile
