@@ -6,6 +6,7 @@
 
 #include "api/instance.hpp"
 #include "base/sql_text.hpp"
+#include "bind/joins.hpp"
 #include "bind/table_description.hpp"
 #include "bind/validate.hpp"
 #include "catalog/report.hpp"
@@ -98,20 +99,42 @@ Status status_from(const catalog::TransformReport& rep) {
 
 // A GROUP BY target's source needs an index leading with the group's
 // items; a missing one (dropped since define, or opted out of) is reported.
-std::vector<SourceIndexGap> index_gaps(pg::Connection& conn, const catalog::TransformDef& def) {
-  if (def.shape != catalog::Shape::aggregate || def.group.empty()) return {};
+std::optional<SourceIndexGap> group_index_gap(pg::Connection& conn,
+                                              const catalog::TransformDef& def) {
+  if (def.shape != catalog::Shape::aggregate || def.group.empty()) return std::nullopt;
   auto table = bind::describe_table(conn, def.source_schema, def.source_table);
-  if (!table) return {};
+  if (!table) return std::nullopt;
   if (!def.group_exprs.empty()) {
     // Its key texts lock the indexes: a session holding the table
     // exclusively leaves the gap unreported for now rather than status
     // waiting for it.
     if (!pg::try_under_lock_timeout(conn, [&] { bind::describe_index_keys(conn, *table); }))
-      return {};
+      return std::nullopt;
   }
-  if (bind::has_group_index(*table, def)) return {};
-  return {{"group_by", def.source_name(), bind::group_index_keys(def),
-           bind::group_index_suggestion(def)}};
+  if (bind::has_group_index(*table, def)) return std::nullopt;
+  return SourceIndexGap{"group_by", def.source_name(), bind::group_index_keys(def),
+                        bind::group_index_suggestion(def)};
+}
+
+// A join needs an index on the columns its joined table's key is equated
+// with, on each table before it that it reads (bind::join_index_needs); a
+// missing one is reported with role join:<alias>.
+std::vector<SourceIndexGap> join_index_gaps(pg::Connection& conn,
+                                            const catalog::TransformDef& def) {
+  std::vector<SourceIndexGap> out;
+  for (const auto& need : bind::join_index_needs(def)) {
+    auto table = bind::describe_table(conn, need.schema, need.table);
+    if (!table || table->has_index_leading_with(need.columns)) continue;
+    out.push_back({need.role, need.schema + "." + need.table, need.columns,
+                   bind::join_index_suggestion(need)});
+  }
+  return out;
+}
+
+std::vector<SourceIndexGap> index_gaps(pg::Connection& conn, const catalog::TransformDef& def) {
+  auto out = join_index_gaps(conn, def);
+  if (auto gap = group_index_gap(conn, def)) out.insert(out.begin(), *gap);
+  return out;
 }
 
 }  // namespace

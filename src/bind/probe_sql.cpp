@@ -11,18 +11,6 @@ using base::ident;
 using base::join;
 using base::qualified;
 
-std::string probe_from(const catalog::TransformDef& def) {
-  std::string out = qualified(def.source_schema, def.source_table) + " AS " + ident(def.alias);
-  for (const auto& j : def.joins) {
-    out += fmt::format(" {} {} AS {} ON ", j.left_outer ? "LEFT JOIN" : "JOIN",
-                       qualified(j.schema, j.table), ident(j.alias));
-    for (size_t i = 0; i < j.on.size(); ++i)
-      out += fmt::format("{}{}.{} = {}.{}", i ? " AND " : "", ident(j.alias), ident(j.on[i].column),
-                         ident(j.on[i].other_alias), ident(j.on[i].other_column));
-  }
-  return out;
-}
-
 std::string probe_view_over(const std::string& view, const std::string& from,
                             const std::string& expr_sql) {
   return fmt::format("CREATE TEMP VIEW {} AS SELECT ({}) AS \"f\" FROM {}", ident(view), expr_sql,

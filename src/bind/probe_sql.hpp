@@ -19,9 +19,6 @@ std::string probe_where_view(const std::string& view, const std::string& source_
                              const std::string& source_table, const std::string& alias,
                              const std::string& predicate_sql);
 
-// The definition's FROM clause (the source and its joins) for probes over
-// the real tables.
-std::string probe_from(const catalog::TransformDef& def);
 // CREATE TEMP VIEW <view> AS SELECT (<expr_sql>) AS "f" FROM <from>, and the
 // same with WHERE (<predicate_sql>).
 std::string probe_view_over(const std::string& view, const std::string& from,

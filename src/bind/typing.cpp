@@ -223,7 +223,7 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
     } else if (!def.joins.empty()) {
       // An expression over several tables fits no index probe; the view's
       // query tree tells the functions it calls.
-      probe(conn, probe_view_over(view, probe_from(def), f.expr.sql), what, at, f.expr.text,
+      probe(conn, probe_view_over(view, def.from_clause(), f.expr.sql), what, at, f.expr.text,
             not_valid);
       check_aggregate_functions(conn, view, what, at, f.expr, /*aggregates=*/false);
     } else {
@@ -248,7 +248,7 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
   if (stmt.where) {
     std::string at = where_at(stmt, stmt.where->position);
     if (!def.joins.empty()) {
-      probe(conn, probe_where_over("trellis_probe_where", probe_from(def), stmt.where->sql),
+      probe(conn, probe_where_over("trellis_probe_where", def.from_clause(), stmt.where->sql),
             "WHERE predicate", at, stmt.where->text, not_valid);
       check_aggregate_functions(conn, "trellis_probe_where", "WHERE predicate", at, *stmt.where,
                                 /*aggregates=*/false);

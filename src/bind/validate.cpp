@@ -459,13 +459,7 @@ std::string normalized_statement(const TransformDef& def) {
       base::qualified(def.source_schema, def.source_table), ident(def.alias),
       base::join<Column>(def.key, ", ", [](const Column& c) { return base::ident(c.name); }));
   out.resize(out.size() - std::string(" SELECT ").size());
-  for (const auto& j : def.joins) {
-    out += fmt::format(" {}JOIN {} AS {} ON ", j.left_outer ? "LEFT " : "",
-                       base::qualified(j.schema, j.table), ident(j.alias));
-    for (size_t i = 0; i < j.on.size(); ++i)
-      out += fmt::format("{}{}.{} = {}.{}", i ? " AND " : "", ident(j.alias), ident(j.on[i].column),
-                         ident(j.on[i].other_alias), ident(j.on[i].other_column));
-  }
+  for (const auto& j : def.joins) out += catalog::join_item(j, j.left_outer);
   if (def.shape != catalog::Shape::aggregate) {
     if (def.without_source_index && !def.joins.empty()) out += " WITHOUT SOURCE INDEX";
     out += " SELECT ";

@@ -1,7 +1,12 @@
-// JSON (de)serialisation of resolved definitions for the catalog.
+// JSON (de)serialisation of resolved definitions for the catalog, and the
+// one rendering of a definition's FROM clause (source and joins).
 #include "catalog/definition.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+
+#include "base/sql_text.hpp"
 
 namespace trellis::catalog {
 
@@ -192,6 +197,31 @@ TransformDef transform_from_json(const nlohmann::json& j) {
   d.without_source_index = j.value("without_source_index", false);
   d.compare_group_text = j.value("group_key", std::string("text_array")) == "json_text";
   return d;
+}
+
+std::string on_condition(const JoinDef& j, const std::vector<JoinDef::Equality>& on) {
+  std::string out;
+  for (const auto& e : on)
+    out +=
+        fmt::format("{}{}.{} = {}.{}", out.empty() ? "" : " AND ", base::ident(j.alias),
+                    base::ident(e.column), base::ident(e.other_alias), base::ident(e.other_column));
+  return out;
+}
+
+std::string join_item(const JoinDef& j, bool left_outer) {
+  return fmt::format(" {} {} AS {} ON {}", left_outer ? "LEFT JOIN" : "JOIN",
+                     base::qualified(j.schema, j.table), base::ident(j.alias),
+                     on_condition(j, j.on));
+}
+
+std::string TransformDef::source_item() const {
+  return base::qualified(source_schema, source_table) + " AS " + base::ident(alias);
+}
+
+std::string TransformDef::from_clause() const {
+  std::string out = source_item();
+  for (const auto& j : joins) out += join_item(j, j.left_outer);
+  return out;
 }
 
 }  // namespace trellis::catalog

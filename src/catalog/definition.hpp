@@ -84,6 +84,13 @@ struct JoinDef {
   std::string name() const { return schema + "." + table; }
 };
 
+// How a definition's FROM clause is written, in the statement language and
+// in SQL alike: `a.col = o.col AND ...` over the equalities `on` of join `j`,
+// and ` [LEFT ]JOIN schema.table AS a ON <that>` (`left_outer` may differ from
+// j's own, for statements that follow only the matching rows).
+std::string on_condition(const JoinDef& j, const std::vector<JoinDef::Equality>& on);
+std::string join_item(const JoinDef& j, bool left_outer);
+
 struct TransformDef {
   int id = 0;
   int version = 1;
@@ -128,6 +135,10 @@ struct TransformDef {
 
   std::string target_name() const { return target_schema + "." + target_table; }
   std::string source_name() const { return source_schema + "." + source_table; }
+  // `schema.source AS alias`, and the same followed by every join: the FROM
+  // clause every statement computing target rows reads.
+  std::string source_item() const;
+  std::string from_clause() const;
   std::string ledger_table() const { return target_table + "__ledger"; }
   // The GROUP BY item of group column i is an expression (group_exprs[i]).
   bool group_is_expression(size_t i) const;

@@ -15,23 +15,12 @@ namespace trellis::compile {
 
 using base::ident;
 using base::qualified;
+using catalog::join_item;
 using catalog::JoinDef;
+using catalog::on_condition;
 using catalog::TransformDef;
 
 namespace {
-
-std::string on_condition(const JoinDef& j, const std::vector<JoinDef::Equality>& on) {
-  std::string out;
-  for (const auto& e : on)
-    out += fmt::format("{}{}.{} = {}.{}", out.empty() ? "" : " AND ", ident(j.alias),
-                       ident(e.column), ident(e.other_alias), ident(e.other_column));
-  return out;
-}
-
-std::string join_item(const JoinDef& j, bool left) {
-  return fmt::format(" {} {} AS {} ON {}", left ? "LEFT JOIN" : "JOIN",
-                     qualified(j.schema, j.table), ident(j.alias), on_condition(j, j.on));
-}
 
 // The joins (indexes below `upto`) that join `j` reads through, transitively.
 std::set<size_t> ancestors(const TransformDef& d, size_t upto) {
@@ -49,17 +38,11 @@ std::set<size_t> ancestors(const TransformDef& d, size_t upto) {
 
 }  // namespace
 
-std::string from_clause(const TransformDef& d) {
-  std::string out = qualified(d.source_schema, d.source_table) + " AS " + ident(d.alias);
-  for (const auto& j : d.joins) out += join_item(j, j.left_outer);
-  return out;
-}
-
 std::vector<JoinedKeyMap> map_joined_keys(const TransformDef& d) {
   std::vector<JoinedKeyMap> out;
   for (size_t i = 0; i < d.joins.size(); ++i) {
     const JoinDef& j = d.joins[i];
-    std::string from = qualified(d.source_schema, d.source_table) + " AS " + ident(d.alias);
+    std::string from = d.source_item();
     for (size_t k : ancestors(d, i)) from += join_item(d.joins[k], false);
     std::vector<JoinDef::Equality> by_key;
     for (const auto& e : j.on)

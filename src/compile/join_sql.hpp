@@ -1,7 +1,7 @@
 // SQL of a definition's joins (docs/architecture.md, data path step 9): the
-// FROM clause every statement that computes target rows reads, and the
 // statements by which a drain turns the page's keys of a joined table into
-// the source keys they reach.
+// the source keys they reach. The FROM clause every statement computing
+// target rows reads is catalog::TransformDef::from_clause().
 #pragma once
 
 #include <string>
@@ -11,9 +11,6 @@
 #include "catalog/definition.hpp"
 
 namespace trellis::compile {
-
-// <source> AS <alias> [{JOIN | LEFT JOIN} <table> AS <alias> ON ...]...
-std::string from_clause(const catalog::TransformDef& d);
 
 // One statement per join: adds to the page, as keys of the source table,
 // the source keys whose rows reach a joined row the page holds a key of.

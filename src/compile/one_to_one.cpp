@@ -10,7 +10,6 @@
 #include <algorithm>
 
 #include "base/sql_text.hpp"
-#include "compile/join_sql.hpp"
 #include "compile/key_codec.hpp"
 #include "compile/shared_sql.hpp"
 
@@ -45,7 +44,7 @@ std::string source_select(const TransformDef& d, const std::vector<Field>& field
   });
   for (const auto& f : fields) cols += ", (" + f.sql + ") AS " + ident(f.name);
   if (!extra.empty()) cols += ", " + extra;
-  return fmt::format("SELECT {} FROM {}", cols, from_clause(d));
+  return fmt::format("SELECT {} FROM {}", cols, d.from_clause());
 }
 
 std::string where_filter(const TransformDef& d) {

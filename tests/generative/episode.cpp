@@ -165,6 +165,8 @@ class Runner {
     } else {
       for (const auto& table : g_.schema.tables)
         if (table.name == tr.source) first_column = table.columns.front().name;
+      // Over a join its bare name may be ambiguous.
+      if (!tr.alias.empty()) first_column = tr.alias + "." + first_column;
     }
     bool drop = altered_.count(t) > 0;
     std::string statement =

@@ -181,8 +181,11 @@ std::string field_name(int transform, size_t i) {
   return fmt::format("f{}_{}", transform, i);
 }
 
+// `from`: what the statement reads (the source's name, or the source and
+// its joins); `options` goes before SELECT.
 void one_to_one(Rng& rng, Transform& t, int index, const Relation& src,
-                const std::vector<Column>& keys) {
+                const std::vector<Column>& keys, const std::string& from = "",
+                const std::string& options = "") {
   auto cols = readable(src);
   size_t n = static_cast<size_t>(uniform(rng, 1, 4));
   std::string select;
@@ -197,8 +200,85 @@ void one_to_one(Rng& rng, Transform& t, int index, const Relation& src,
     select += fmt::format("{}{} AS {}", i ? ", " : "", e.sql, field_name(index, i));
     t.target.columns.push_back({field_name(index, i), e.kind, e.tiny, false});
   }
-  t.statement = fmt::format("TRANSFORM {} FROM {} SELECT {}{}", t.name, src.name, select,
-                            where_clause(rng, src));
+  t.statement =
+      fmt::format("TRANSFORM {} FROM {}{} SELECT {}{}", t.name, from.empty() ? src.name : from,
+                  options, select, where_clause(rng, src));
+}
+
+// The columns of `table` named as `alias`.col, for expressions over a join.
+std::vector<Column> qualified_columns(const Table& table, const std::string& alias) {
+  std::vector<Column> out = table.key;
+  out.insert(out.end(), table.columns.begin(), table.columns.end());
+  for (auto& c : out) c.name = alias + "." + c.name;
+  return out;
+}
+
+// The ON of a to-one join of `to` (as `to_alias`) onto `from` (as
+// `from_alias`): each key column of `to` equated with a column of `from` of
+// its kind (the key's int id with an int column, its text tag with a text
+// one), drawn from `from`'s columns and, less often, its key. "" when `from` has none; else
+// `referencing` gets the columns of `from` it reads, in ON order.
+std::string to_one_on(Rng& rng, const Table& from, const std::string& from_alias, const Table& to,
+                      const std::string& to_alias, std::vector<std::string>& referencing) {
+  std::string on;
+  referencing.clear();
+  for (const auto& k : to.key) {
+    // Mostly a plain column (its values dangle, match and go NULL as the
+    // writers set them), sometimes the key itself.
+    std::vector<Column> same;
+    bool with_key = chance(rng, 0.25);
+    for (const auto* list : {&from.columns, &from.key})
+      for (const auto& c : *list)
+        if (c.kind == k.kind && (list == &from.columns || with_key || same.empty()))
+          same.push_back(c);
+    if (same.empty()) return "";
+    const Column& c = pick(rng, same);
+    on += fmt::format("{}{}.{} = {}.{}", on.empty() ? "" : " AND ", to_alias, k.name, from_alias,
+                      c.name);
+    referencing.push_back(c.name);
+  }
+  return on;
+}
+
+// A 1-1 transform over `table` (as `a`) joining one or two tables of the
+// schema (itself included: a self join) to-one, INNER or LEFT, as a star or
+// a snowflake; the referencing indexes are added to the schema, or the
+// statement goes WITHOUT SOURCE INDEX. False when no table can be joined.
+bool joined_one_to_one(Rng& rng, Transform& t, int index, Schema& schema, size_t table) {
+  std::vector<std::pair<size_t, std::string>> scope{{table, "a"}};
+  std::string from = schema.tables[table].name + " a";
+  std::vector<std::pair<size_t, std::vector<std::string>>> indexes;
+  size_t joins = chance(rng, 0.35) ? 2 : 1;
+  for (size_t j = 0; j < joins; ++j) {
+    std::string alias(1, static_cast<char>('b' + j));
+    size_t to = static_cast<size_t>(uniform(rng, 0, schema.tables.size() - 1));
+    auto [onto, onto_alias] = pick(rng, scope);  // star or snowflake
+    std::vector<std::string> referencing;
+    std::string on =
+        to_one_on(rng, schema.tables[onto], onto_alias, schema.tables[to], alias, referencing);
+    if (on.empty()) continue;
+    from += fmt::format(" {} {} {} ON {}", chance(rng, 0.5) ? "LEFT JOIN" : "JOIN",
+                        schema.tables[to].name, alias, on);
+    indexes.push_back({onto, referencing});
+    t.joined.push_back(schema.tables[to].name);
+    scope.push_back({to, alias});
+  }
+  if (t.joined.empty()) return false;
+  Relation src{schema.tables[table].name, {}, {}, {}};
+  for (const auto& [i, alias] : scope) {
+    auto cols = qualified_columns(schema.tables[i], alias);
+    src.columns.insert(src.columns.end(), cols.begin(), cols.end());
+  }
+  bool with_index = chance(rng, 0.75);
+  if (with_index)
+    for (auto& [i, columns] : indexes) {
+      auto& list = schema.tables[i].indexes;
+      if (std::find(list.begin(), list.end(), columns) == list.end()) list.push_back(columns);
+    }
+  t.alias = "a";
+  one_to_one(rng, t, index, src, schema.tables[table].key, from,
+             with_index ? "" : " WITHOUT SOURCE INDEX");
+  return true;
 }
 
 // Group columns: one or two readable columns, tiny ones preferred.
@@ -295,7 +375,8 @@ Program random_program(Rng& rng, Schema& schema, bool hot) {
       bool with_index = chance(rng, 0.75);
       auto groups = aggregate(rng, t, i, src, with_index);
       if (!groups.empty()) table.indexes.push_back(groups);
-    } else {
+    } else if (!(chance(rng, 0.4) &&
+                 joined_one_to_one(rng, t, i, schema, hot ? hot_table : drawn))) {
       one_to_one(rng, t, i, src, table.key);
     }
     p.transforms.push_back(std::move(t));

@@ -1,5 +1,6 @@
 // Random valid transform definitions over a random schema: 1-1 transforms
-// (expressions, WHERE), GROUP BY transforms (every kind of aggregate the
+// (expressions, WHERE; to-one INNER and LEFT joins of one or two tables,
+// star, snowflake and self joins), GROUP BY transforms (every kind of aggregate the
 // kinds allow, expressions over aggregates, FILTER, ordered aggregates,
 // WITH and WITHOUT a source index) and chains of them over other targets.
 // Expressions never overflow on the schema's extreme values, so the plain
@@ -26,7 +27,9 @@ struct Transform {
   std::string name;
   std::string source;
   int upstream = -1;  // index of the transform whose target it reads, -1 for a table
-  int level = 0;      // 0 over a table, upstream level + 1 otherwise
+  std::string alias;  // the source's alias when the statement joins tables ("" otherwise)
+  std::vector<std::string> joined;  // the tables it joins to its source
+  int level = 0;                    // 0 over a table, upstream level + 1 otherwise
   bool aggregate = false;
   std::string prepare;    // SQL run before the define (an index on an upstream target)
   std::string statement;  // the TRANSFORM statement

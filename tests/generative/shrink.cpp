@@ -95,7 +95,9 @@ bool drop_table(Generated& g, const std::string& name) {
   int t = table_index(g, name);
   if (t < 0 || g.schema.tables.size() == 1) return false;
   for (const auto& tr : g.program.transforms)
-    if (tr.upstream < 0 && tr.source == name) return false;
+    if ((tr.upstream < 0 && tr.source == name) ||
+        std::find(tr.joined.begin(), tr.joined.end(), name) != tr.joined.end())
+      return false;
   for (auto& s : g.plan.steps) {
     std::vector<Fault> faults;
     for (Fault f : s.faults) {

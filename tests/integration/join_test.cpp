@@ -111,4 +111,34 @@ TEST_F(Join, WritersOnEveryJoinedTableWithThreeDrainsConvergeToOracle) {
   EXPECT_GT(query("SELECT count(*) FROM j_left").get_int(0, 0), 0);
 }
 
+TEST_F(Join, ADroppedReferencingIndexIsReportedAsAJoinGap) {
+  create_tables();
+  auto t = start(1);
+  t->apply(
+      "TRANSFORM j_gap FROM j_orders o JOIN j_cust c ON c.id = o.cust LEFT JOIN j_region r ON "
+      "r.id = c.region SELECT r.label AS label");
+  await_status(*t, "j_gap", "live");
+  EXPECT_TRUE(t->status("j_gap")->source_index_gaps.empty());
+  sql("DROP INDEX j_cust_region_idx");
+  auto gaps = t->status("j_gap")->source_index_gaps;
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].role, "join:r");
+  EXPECT_EQ(gaps[0].table, "public.j_cust");
+  EXPECT_EQ(gaps[0].columns, (std::vector<std::string>{"region"}));
+  EXPECT_EQ(gaps[0].create_index, "CREATE INDEX ON \"public\".\"j_cust\" (\"region\")");
+  sql("DROP INDEX j_orders_cust_idx");
+  gaps = t->status("j_gap")->source_index_gaps;
+  ASSERT_EQ(gaps.size(), 2u);
+  EXPECT_EQ(gaps[0].role, "join:c");
+  EXPECT_EQ(gaps[0].table, "public.j_orders");
+  EXPECT_EQ(gaps[1].role, "join:r");
+  // Without the indexes a change of a joined table still reaches its rows.
+  sql("UPDATE j_region SET label = 'renamed' WHERE id = 3; UPDATE j_cust SET region = 4 WHERE id = "
+      "1");
+  await_converged(*t);
+  expect_oracle("j_gap");
+  for (const auto& g : gaps) sql(g.create_index);
+  EXPECT_TRUE(t->status("j_gap")->source_index_gaps.empty());
+}
+
 }  // namespace trellis::test
