@@ -23,8 +23,7 @@ std::string argument_type(pg::Connection& conn, const TransformDef& def, const s
     // One round trip; the rollback drops the view.
     auto results = pg::Savepoint::around(
         conn, "trellis_argument",
-        {{probe_field_view(view, def.source_schema, def.source_table, def.alias, arg), {}},
-         {view_column_sql(), {view}}},
+        {{probe_view_over(view, def.from_clause(), arg), {}}, {view_column_sql(), {view}}},
         /*keep=*/false);
     return view_column_from(results.at(1), "f").type;
   } catch (const pg::SqlError&) {
@@ -62,7 +61,9 @@ class Planner {
   std::optional<IncrementalCall> plan_call(const AggregateCall& call) {
     if (!call.builtin || !call.plain) return std::nullopt;
     IncrementalCall out{call.begin, call.end, "", 0, ""};
-    if ((call.name == "min" || call.name == "max") && indexable(call.arg_column)) {
+    if ((call.name == "min" || call.name == "max") &&
+        (call.arg_qualifier.empty() || call.arg_qualifier == def_.alias) &&
+        indexable(call.arg_column)) {
       out.kind = call.name;
       out.column = call.arg_column;
       return out;

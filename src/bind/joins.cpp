@@ -124,6 +124,13 @@ void Scope::resolve(const lang::TransformStmt& stmt, const lang::Expr& expr,
   }
 }
 
+const std::string& Scope::alias_of(const lang::ColumnRef& ref) const {
+  for (const auto& e : tables)
+    if (ref.qualifier ? e.alias == *ref.qualifier : e.table.find(ref.column) != nullptr)
+      return e.alias;
+  return tables.front().alias;
+}
+
 namespace {
 
 // The ON equality's two sides as (joined column, other alias, other column).

@@ -34,6 +34,8 @@ struct Scope {
   // Checks every column reference of `expr` (`what` names it in messages)
   // and records the column as read of the table it resolves to.
   void resolve(const lang::TransformStmt& stmt, const lang::Expr& expr, const std::string& what);
+  // The alias a reference resolve() accepted reads.
+  const std::string& alias_of(const lang::ColumnRef& ref) const;
 };
 
 // Reads and checks the joined tables (`default_schema` for unqualified

@@ -39,8 +39,11 @@ std::string probe_where_view(const std::string& view, const std::string& source_
 
 std::string probe_grouped_view(const std::string& view, const std::string& alias,
                                const std::string& expr_sql,
-                               const std::vector<catalog::Column>& group) {
-  std::string out = probe_field_view(view, "pg_temp", alias, alias, expr_sql);
+                               const std::vector<catalog::Column>& group,
+                               const std::vector<catalog::JoinDef>& joins) {
+  std::string from = qualified("pg_temp", alias) + " AS " + ident(alias);
+  for (const auto& j : joins) from += catalog::join_item(j, j.left_outer);
+  std::string out = probe_view_over(view, from, expr_sql);
   // The empty grouping set: one group of all rows, so a column outside an
   // aggregate is refused as it is under a GROUP BY.
   if (group.empty()) return out + " GROUP BY ()";

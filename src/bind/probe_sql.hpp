@@ -30,9 +30,11 @@ std::string probe_where_over(const std::string& view, const std::string& from,
 //   [GROUP BY <alias>.<group columns>]: PostgreSQL checks the grouping rules over the stand-in
 //   of the source (probe_table), which holds what the ledger holds: the source's columns and a
 //   column per GROUP BY expression (probe_group_column). No group: GROUP BY (), all rows.
+//   `joins` are joined to the stand-in as the definition joins them to the source.
 std::string probe_grouped_view(const std::string& view, const std::string& alias,
                                const std::string& expr_sql,
-                               const std::vector<catalog::Column>& group);
+                               const std::vector<catalog::Column>& group,
+                               const std::vector<catalog::JoinDef>& joins = {});
 // CREATE INDEX <index> ON pg_temp.<alias> ((<expr>)): the immutability check of a GROUP BY
 // expression, and the index whose pg_get_indexdef key is what a source index must lead with.
 std::string probe_group_index(const std::string& index, const std::string& alias,

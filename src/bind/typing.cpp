@@ -161,6 +161,11 @@ GroupValueFacts group_value_facts(pg::Connection& conn, const std::string& view)
 void type_group_expressions(pg::Connection& conn, const TransformStmt& stmt, TransformDef& def) {
   for (size_t i = 0; i < def.group.size(); ++i) {
     if (!def.group_is_expression(i)) continue;
+    // A joined table's column, typed from its table (resolve_group).
+    if (!def.group_exprs[i].joined_alias.empty()) {
+      conn.exec(probe_group_column(def.alias, def.group[i]));
+      continue;
+    }
     const auto& item = stmt.group_by[i];
     std::string what = fmt::format("GROUP BY item \"{}\"", def.group[i].name);
     std::string at = where_at(stmt, item.expr.position);
@@ -217,8 +222,8 @@ void type_expressions(pg::Connection& conn, const TransformStmt& stmt, Transform
     std::string what = fmt::format("field \"{}\"", f.name);
     std::string at = where_at(stmt, f.expr.position);
     if (aggregate) {
-      probe(conn, probe_grouped_view(view, def.alias, f.expr.sql, def.group), what, at, f.expr.text,
-            grouping_problem);
+      probe(conn, probe_grouped_view(view, def.alias, f.expr.sql, def.group, def.joins), what, at,
+            f.expr.text, grouping_problem);
       check_aggregate_functions(conn, view, what, at, f.expr);
     } else if (!def.joins.empty()) {
       // An expression over several tables fits no index probe; the view's

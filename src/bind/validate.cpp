@@ -253,13 +253,23 @@ bool is_plain_group(const lang::GroupItem& g) {
 // The group columns: a plain item is the source column (name, type); an
 // expression item is named by its AS and typed later by its probe
 // (type_expressions), with its SQL in def.group_exprs.
-void resolve_group(const TransformStmt& stmt, const TableDescription& src, TransformDef& def) {
+void resolve_group(const TransformStmt& stmt, const TableDescription& src, const Scope& scope,
+                   TransformDef& def) {
   std::set<std::string> seen;
   bool any_expression = false;
   for (const auto& g : stmt.group_by) {
     std::string at = where_at(stmt, g.expr.position);
-    bool plain = is_plain_group(g);
-    if (!plain && !g.name)
+    std::string joined;  // the joined table's alias the item reads
+    for (const auto& ref : g.expr.columns)
+      if (scope.alias_of(ref) != def.alias) joined = scope.alias_of(ref);
+    if (!joined.empty() && !is_plain_column(g.expr))
+      refuse(ErrorCode::validation,
+             fmt::format("GROUP BY item at {} ({}) is an expression over the table joined as "
+                         "\"{}\"; group by a column of it as it is (GROUP BY {}.col [AS name]) "
+                         "or by an expression over the source",
+                         at, g.expr.text, joined, joined));
+    bool plain = joined.empty() && is_plain_group(g);
+    if (!plain && joined.empty() && !g.name)
       refuse(ErrorCode::validation,
              fmt::format("GROUP BY item at {} ({}) is an expression; name it with AS (GROUP BY "
                          "{} AS name), and it becomes the target column of that name",
@@ -269,8 +279,8 @@ void resolve_group(const TransformStmt& stmt, const TableDescription& src, Trans
              fmt::format("GROUP BY item at {} ({}) calls an aggregate function; group by values "
                          "of the source row",
                          at, g.expr.text));
-    const std::string name = plain ? g.expr.columns.front().column : *g.name;
-    std::string name_at = plain ? at : where_at(stmt, g.name_position);
+    const std::string name = g.name ? *g.name : g.expr.columns.front().column;
+    std::string name_at = g.name ? where_at(stmt, g.name_position) : at;
     if (name.rfind("__", 0) == 0)
       refuse(ErrorCode::validation,
              fmt::format("GROUP BY column \"{}\" at {} starts with \"__\", which Trellis "
@@ -281,18 +291,25 @@ void resolve_group(const TransformStmt& stmt, const TableDescription& src, Trans
              fmt::format("GROUP BY names column \"{}\" twice (at {}); two keys cannot share one "
                          "target column",
                          name, name_at));
-    if (!plain) {
+    if (!plain && src.find(name))
+      refuse(ErrorCode::validation,
+             fmt::format("GROUP BY name \"{}\" at {} is also a column of source {}.{}; name "
+                         "the item {} differently (GROUP BY {} AS other_name), since fields read "
+                         "the source's own \"{}\"",
+                         name, name_at, src.schema, src.name, g.expr.text, g.expr.text, name));
+    if (!plain && joined.empty()) {
       if (src.find(name))
         refuse(ErrorCode::validation,
                fmt::format("GROUP BY name \"{}\" at {} is also a column of source {}.{}; name the "
                            "expression {} differently, since fields read the source's own \"{}\"",
                            name, name_at, src.schema, src.name, g.expr.text, name));
       def.group.push_back({name, "", "", true});  // typed by its probe
-      def.group_exprs.push_back({g.expr.sql, ""});
+      def.group_exprs.push_back({g.expr.sql, "", ""});
       any_expression = true;
       continue;
     }
-    const auto* col = src.find(name);
+    const auto& ref = g.expr.columns.front();
+    const auto* col = (joined.empty() ? src : scope.find(joined)->table).find(ref.column);
     if (col->base_type == "interval")
       refuse(ErrorCode::validation,
              fmt::format("GROUP BY column \"{}\" at {} has type interval, whose equal values "
@@ -306,23 +323,31 @@ void resolve_group(const TransformStmt& stmt, const TableDescription& src, Trans
                          "which different values share a group; group by a column with a "
                          "deterministic collation",
                          name, at));
-    def.group.push_back(col->column);
-    def.group_exprs.push_back({});
+    Column column = col->column;
+    column.name = name;
+    def.group.push_back(column);
+    if (joined.empty()) {
+      def.group_exprs.push_back({});
+      continue;
+    }
+    def.group_exprs.push_back({base::ident(joined) + "." + base::ident(ref.column), "", joined});
+    any_expression = true;
   }
   if (!any_expression) def.group_exprs.clear();
 }
 
 // Columns the fields read that are neither key nor group: the ledger's copies.
+// (A joined table's columns are the ledger's too, compile/ names them; see
+// JoinDef::reads.)
 std::vector<Column> ledger_columns(const TransformStmt& stmt, const TableDescription& src,
-                                   const std::vector<Column>& key,
-                                   const std::vector<Column>& group) {
+                                   const Scope& scope, const TransformDef& def) {
   std::set<std::string> skip;
-  for (const auto& c : key) skip.insert(c.name);
-  for (const auto& c : group) skip.insert(c.name);
+  for (const auto& c : def.key) skip.insert(c.name);
+  for (const auto& c : def.group) skip.insert(c.name);
   std::set<std::string> names;
   for (const auto& f : stmt.fields)
     for (const auto& c : f.expr.columns)
-      if (!skip.count(c.column)) names.insert(c.column);
+      if (!skip.count(c.column) && scope.alias_of(c) == def.alias) names.insert(c.column);
   std::vector<Column> out;
   for (const auto& n : names) out.push_back(src.find(n)->column);
   return out;
@@ -349,7 +374,10 @@ std::string group_index_suggestion(const TransformDef& def) {
 }
 
 bool has_group_index(const TableDescription& src, const TransformDef& def) {
-  return def.group.empty() || src.has_index_leading_with(group_index_keys(def));
+  // A joined table's column is no column of the source: no index on the
+  // source can lead with it (the joins' own indexes are checked apart).
+  return def.group.empty() || def.group_reads_join() ||
+         src.has_index_leading_with(group_index_keys(def));
 }
 
 namespace {
@@ -429,17 +457,12 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   if (stmt.where) scope.resolve(stmt, *stmt.where, "WHERE predicate");
   finish_join_reads(scope, def);
   bool aggregate = !stmt.group_by.empty() || any_aggregate_field(stmt);
-  if (aggregate && !def.joins.empty())
-    refuse(ErrorCode::validation,
-           fmt::format("aggregates over a join are not supported yet (JOIN at {}); define a 1-1 "
-                       "transform of the join and aggregate its target in a second transform",
-                       where_at(stmt, stmt.joins.front().position)));
   def.without_source_index = stmt.without_source_index;
   if (aggregate) {
     def.shape = catalog::Shape::aggregate;
     def.compare_group_text = true;
-    resolve_group(stmt, src, def);
-    def.ledger = ledger_columns(stmt, src, def.key, def.group);
+    resolve_group(stmt, src, scope, def);
+    def.ledger = ledger_columns(stmt, src, scope, def);
   }
   check_field_names(stmt, aggregate ? def.group : def.key, aggregate);
   check_upstream(names, src, def.key);
@@ -467,8 +490,12 @@ std::string normalized_statement(const TransformDef& def) {
     if (!def.group.empty()) out += " GROUP BY ";
     for (size_t i = 0; i < def.group.size(); ++i) {
       out += i ? ", " : "";
-      if (def.group_is_expression(i))
+      if (!def.group_exprs.empty() && !def.group_exprs[i].joined_alias.empty())
+        out += def.group_exprs[i].sql + " AS " + ident(def.group[i].name);  // a plain column
+      else if (def.group_is_expression(i))
         out += "(" + def.group_exprs[i].sql + ") AS " + ident(def.group[i].name);
+      else if (!def.joins.empty())  // a bare name may be ambiguous over the joined tables
+        out += ident(def.alias) + "." + ident(def.group[i].name);
       else
         out += ident(def.group[i].name);
     }

@@ -137,7 +137,8 @@ nlohmann::json to_json(const TransformDef& d) {
   if (!d.group_exprs.empty()) {
     auto exprs = nlohmann::json::array();
     for (const auto& g : d.group_exprs)
-      exprs.push_back({{"sql", g.sql}, {"index_key", g.index_key}});
+      exprs.push_back(
+          {{"sql", g.sql}, {"index_key", g.index_key}, {"joined_alias", g.joined_alias}});
     j["group_exprs"] = exprs;
   }
   if (!d.joins.empty()) {
@@ -179,7 +180,7 @@ TransformDef transform_from_json(const nlohmann::json& j) {
   d.shape = shape_named(j.value("shape", std::string(name(Shape::one_to_one))));
   if (j.contains("group")) d.group = columns_from_json(j.at("group"));
   for (const auto& g : j.value("group_exprs", nlohmann::json::array()))
-    d.group_exprs.push_back({g.at("sql"), g.at("index_key")});
+    d.group_exprs.push_back({g.at("sql"), g.at("index_key"), g.value("joined_alias", "")});
   for (const auto& jj : j.value("joins", nlohmann::json::array())) {
     JoinDef jd;
     jd.left_outer = jj.at("left");
@@ -212,6 +213,11 @@ std::string join_item(const JoinDef& j, bool left_outer) {
   return fmt::format(" {} {} AS {} ON {}", left_outer ? "LEFT JOIN" : "JOIN",
                      base::qualified(j.schema, j.table), base::ident(j.alias),
                      on_condition(j, j.on));
+}
+
+bool TransformDef::group_reads_join() const {
+  return std::any_of(group_exprs.begin(), group_exprs.end(),
+                     [](const GroupExpr& g) { return !g.joined_alias.empty(); });
 }
 
 std::string TransformDef::source_item() const {

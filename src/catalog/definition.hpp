@@ -60,6 +60,10 @@ struct Accumulator {
 struct GroupExpr {
   std::string sql;        // "" for a plain source column of the group column's name
   std::string index_key;  // "" for a plain column
+  // The alias of the joined table whose plain column this item is ("" when
+  // the item reads the source): such an item is evaluated like an
+  // expression (its SQL the qualified column) and keys no source index.
+  std::string joined_alias;
 };
 
 // One table joined to the source (docs/architecture.md, data path step 9):
@@ -142,6 +146,9 @@ struct TransformDef {
   std::string ledger_table() const { return target_table + "__ledger"; }
   // The GROUP BY item of group column i is an expression (group_exprs[i]).
   bool group_is_expression(size_t i) const;
+  // Whether some group item is a joined table's column (no source index
+  // can lead with it).
+  bool group_reads_join() const;
   // An aggregate without GROUP BY: one target row, kept when no source row
   // contributes (its fields are then the aggregates of no rows).
   bool single_group() const { return shape == Shape::aggregate && group.empty(); }

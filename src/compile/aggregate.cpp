@@ -19,6 +19,7 @@
 
 #include "base/sql_text.hpp"
 #include "compile/aggregate_state.hpp"
+#include "compile/join_sql.hpp"
 #include "compile/key_codec.hpp"
 #include "compile/shared_sql.hpp"
 
@@ -109,8 +110,42 @@ std::string decode_group(const TransformDef& d, const std::string& encoded) {
   return out;
 }
 
+// A joined table's column as the ledger holds it, "__<alias>.<column>"
+// (no source column is named so: "__" is reserved), with the SQL that reads
+// it over the definition's FROM clause.
+struct JoinedLedgerColumn {
+  Column stored;
+  std::string read;
+};
+std::vector<JoinedLedgerColumn> joined_ledger_columns(const TransformDef& d) {
+  std::vector<JoinedLedgerColumn> out;
+  for (const auto& j : d.joins)
+    for (const auto& c : j.reads) {
+      Column stored = c;
+      stored.name = "__" + j.alias + "." + c.name;
+      out.push_back({stored, ident(j.alias) + "." + ident(c.name)});
+    }
+  return out;
+}
+
+// A row shaped like a ledger entry, named by the source's alias, seen
+// under every joined table's alias too: `CROSS JOIN LATERAL (SELECT
+// <alias>."__c.x" AS x, ...) AS c` per join, so the user's expressions
+// read `c.x` over the ledger as they read it over the tables.
+std::string joined_aliases(const TransformDef& d) {
+  std::string out;
+  for (const auto& j : d.joins) {
+    std::string cols = join<Column>(j.reads, ", ", [&](const Column& c) {
+      return ident(d.alias) + "." + ident("__" + j.alias + "." + c.name) + " AS " + ident(c.name);
+    });
+    out += fmt::format(" CROSS JOIN LATERAL (SELECT {}) AS {}", cols, ident(j.alias));
+  }
+  return out;
+}
+
 // The ledger's columns besides the key: the group columns (those that are
-// not key columns too) and the other columns the fields read.
+// not key columns too), the other source columns the fields read, and the
+// joined tables' columns.
 std::vector<Column> ledger_columns(const TransformDef& d) {
   std::vector<Column> cols;
   for (const auto& g : d.group) {
@@ -119,6 +154,7 @@ std::vector<Column> ledger_columns(const TransformDef& d) {
     if (!in_key) cols.push_back(g);
   }
   cols.insert(cols.end(), d.ledger.begin(), d.ledger.end());
+  for (const auto& j : joined_ledger_columns(d)) cols.push_back(j.stored);
   return cols;
 }
 
@@ -170,9 +206,9 @@ std::string touched_groups(const TransformDef& d, bool with_deltas) {
   return fmt::format(
       "INSERT INTO {0} (tid, grp, delta) SELECT {1}, {7}, ARRAY[{2}] FROM (SELECT "
       "\"__ledger_group\"{3} FROM __trellis_old WHERE \"__present\" UNION ALL SELECT "
-      "{4}.\"__ledger_group\"{5} FROM __trellis_src AS {4}) AS __d (grp{6}) GROUP BY __d.grp",
+      "{4}.\"__ledger_group\"{5} FROM __trellis_src AS {4}{8}) AS __d (grp{6}) GROUP BY __d.grp",
       kGroupsTable, d.id, sums, removed, ident(d.alias), added, names,
-      to_groups_table(d, "__d.grp"));
+      to_groups_table(d, "__d.grp"), joined_aliases(d));
 }
 
 // The page's ledger entries before the rewrite, present or not: where each
@@ -187,16 +223,18 @@ std::string old_entries(const TransformDef& d, bool with_deltas) {
   for (const auto& c : ledger_columns(d)) stored.push_back(c);
   std::string cols =
       join<Column>(stored, ", ", [&](const Column& c) { return alias + "." + ident(c.name); });
+  std::string scope;
   if (with_deltas) {
     std::vector<std::string> contribs = contributions(d);
     for (size_t i = 0; i < contribs.size(); ++i)
       cols += fmt::format(", {} AS \"__d{}\"", contribs[i], i + 1);
+    scope = joined_aliases(d);
   }
   return fmt::format(
       "SELECT {0}.ctid AS \"__ctid\", {1}, {0}.\"__ledger_group\", {0}.\"__present\" FROM {2} AS "
-      "{0} WHERE {3} IN (SELECT {4} FROM __trellis_keys)",
+      "{0}{5} WHERE {3} IN (SELECT {4} FROM __trellis_keys)",
       alias, cols, ledger(d), key_tuple(d.key, alias),
-      join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }));
+      join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }), scope);
 }
 
 // A source row as a ledger entry: key, ledger columns and the encoded
@@ -205,9 +243,12 @@ std::string entry_columns(const TransformDef& d) {
   std::string alias = ident(d.alias);
   std::vector<Column> stored = d.key;
   for (const auto& c : ledger_columns(d)) stored.push_back(c);
+  auto joined = joined_ledger_columns(d);
   auto value = [&](const Column& c) {
     for (size_t i = 0; i < d.group.size(); ++i)
       if (d.group[i].name == c.name) return group_value(d, i, alias);
+    for (const auto& j : joined)
+      if (j.stored.name == c.name) return j.read;
     return alias + "." + ident(c.name);
   };
   return join<Column>(stored, ", ",
@@ -223,10 +264,10 @@ std::string and_where(const TransformDef& d) {
 // ledger entries.
 std::string entry_sources(const TransformDef& d) {
   std::string alias = ident(d.alias);
-  return fmt::format(
-      "SELECT {} FROM {} AS {} WHERE {} IN (SELECT {} FROM __trellis_keys){}", entry_columns(d),
-      qualified(d.source_schema, d.source_table), alias, key_tuple(d.key, alias),
-      join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }), and_where(d));
+  return fmt::format("SELECT {} FROM {} WHERE {} IN (SELECT {} FROM __trellis_keys){}",
+                     entry_columns(d), d.from_clause(), key_tuple(d.key, alias),
+                     join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }),
+                     and_where(d));
 }
 
 // The ledger's columns, as an INSERT's column list.
@@ -270,10 +311,10 @@ std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
 std::string range_entry_sources(const TransformDef& d) {
   std::string alias = ident(d.alias);
   return fmt::format(
-      "SELECT {}, true AS \"__present\" FROM {} AS {} WHERE ($1::text[] IS NULL OR {}) AND "
+      "SELECT {}, true AS \"__present\" FROM {} WHERE ($1::text[] IS NULL OR {}) AND "
       "($2::text[] IS NULL OR {}){}",
-      entry_columns(d), qualified(d.source_schema, d.source_table), alias,
-      key_after(d.key, alias, "$1::text[]"), key_at_most(d.key, alias, "$2::text[]"), and_where(d));
+      entry_columns(d), d.from_clause(), key_after(d.key, alias, "$1::text[]"),
+      key_at_most(d.key, alias, "$2::text[]"), and_where(d));
 }
 
 std::string range_insert_entries(const TransformDef& d) {
@@ -314,8 +355,9 @@ std::string lock_groups(const TransformDef& d) {
   return lock_rows(target(d), cols, "(\"__group\")", rows);
 }
 
-// The definition's grouped SELECT under the source's alias over the source
-// (`over_ledger` false: the oracle) or over the ledger, whose entries carry
+// The definition's grouped SELECT under the source's alias over the
+// definition's FROM clause (`over_ledger` false: the oracle) or over the
+// ledger `from_table` (seen under the joined aliases too), whose entries carry
 // the group columns by name and the encoded group. `where` filters rows;
 // `in_groups(g)`, when given, is the condition that encoded group g is one
 // to compute. `fields` picks the fields computed, `extra` adds select
@@ -345,8 +387,9 @@ std::string grouped_select(const TransformDef& d, const std::string& from_table,
     filter += (filter.empty() ? " WHERE " : " AND ") + in_groups(alias + ".\"__ledger_group\"");
   std::string tail = by.empty() ? "" : " GROUP BY " + fmt::format("{}", fmt::join(by, ", "));
   if (in_groups && d.single_group()) tail += " HAVING " + in_groups(encode_group(d, alias));
-  return fmt::format("SELECT {}{} FROM {} AS {}{}{}", fmt::join(cols, ", "), extra, from_table,
-                     alias, filter, tail);
+  std::string from =
+      over_ledger ? from_table + " AS " + alias + joined_aliases(d) : d.from_clause();
+  return fmt::format("SELECT {}{} FROM {}{}{}", fmt::join(cols, ", "), extra, from, filter, tail);
 }
 
 // The touched groups' present ledger rows, grouped, for `fields`.
@@ -657,7 +700,8 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.group_range_insert = group_range_insert(d);
   sql.group_range_rewrite = group_range_rewrite(d);
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
-  sql.oracle_select = grouped_select(d, source, false, where, nullptr, d.fields);
+  sql.oracle_select = grouped_select(d, "", false, where, nullptr, d.fields);
+  sql.map_joined_keys = map_joined_keys(d);
   return sql;
 }
 

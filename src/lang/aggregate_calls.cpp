@@ -52,6 +52,8 @@ void collect(const json& node, std::vector<AggregateCall>& out) {
         const json& fields = call->at("args")[0].at("ColumnRef").at("fields");
         if (fields.back().contains("String"))
           c.arg_column = fields.back().at("String").value("sval", "");
+        if (fields.size() == 2 && fields.front().contains("String"))
+          c.arg_qualifier = fields.front().at("String").value("sval", "");
       }
       long location = call->value("location", -1L) - static_cast<long>(kWrapper.size());
       if (location < 0) throw Error(ErrorCode::internal, "aggregate call without a location");

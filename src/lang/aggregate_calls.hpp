@@ -12,14 +12,15 @@
 namespace trellis::lang {
 
 struct AggregateCall {
-  std::string name;        // lower case, unqualified
-  bool builtin = true;     // unqualified or pg_catalog-qualified
-  bool star = false;       // COUNT(*)
-  bool plain = true;       // no DISTINCT, FILTER, ORDER BY or WITHIN GROUP
-  std::size_t args = 0;    // number of arguments
-  std::string arg_sql;     // the argument's SQL when there is exactly one
-  std::string arg_column;  // that argument's column when it is a plain column reference
-  std::size_t begin = 0;   // byte range of the whole call in the SQL text
+  std::string name;           // lower case, unqualified
+  bool builtin = true;        // unqualified or pg_catalog-qualified
+  bool star = false;          // COUNT(*)
+  bool plain = true;          // no DISTINCT, FILTER, ORDER BY or WITHIN GROUP
+  std::size_t args = 0;       // number of arguments
+  std::string arg_sql;        // the argument's SQL when there is exactly one
+  std::string arg_column;     // that argument's column when it is a plain column reference
+  std::string arg_qualifier;  // and the alias it is qualified with ("" when bare)
+  std::size_t begin = 0;      // byte range of the whole call in the SQL text
   std::size_t end = 0;
 };
 

@@ -240,47 +240,6 @@ std::string to_one_on(Rng& rng, const Table& from, const std::string& from_alias
   return on;
 }
 
-// A 1-1 transform over `table` (as `a`) joining one or two tables of the
-// schema (itself included: a self join) to-one, INNER or LEFT, as a star or
-// a snowflake; the referencing indexes are added to the schema, or the
-// statement goes WITHOUT SOURCE INDEX. False when no table can be joined.
-bool joined_one_to_one(Rng& rng, Transform& t, int index, Schema& schema, size_t table) {
-  std::vector<std::pair<size_t, std::string>> scope{{table, "a"}};
-  std::string from = schema.tables[table].name + " a";
-  std::vector<std::pair<size_t, std::vector<std::string>>> indexes;
-  size_t joins = chance(rng, 0.35) ? 2 : 1;
-  for (size_t j = 0; j < joins; ++j) {
-    std::string alias(1, static_cast<char>('b' + j));
-    size_t to = static_cast<size_t>(uniform(rng, 0, schema.tables.size() - 1));
-    auto [onto, onto_alias] = pick(rng, scope);  // star or snowflake
-    std::vector<std::string> referencing;
-    std::string on =
-        to_one_on(rng, schema.tables[onto], onto_alias, schema.tables[to], alias, referencing);
-    if (on.empty()) continue;
-    from += fmt::format(" {} {} {} ON {}", chance(rng, 0.5) ? "LEFT JOIN" : "JOIN",
-                        schema.tables[to].name, alias, on);
-    indexes.push_back({onto, referencing});
-    t.joined.push_back(schema.tables[to].name);
-    scope.push_back({to, alias});
-  }
-  if (t.joined.empty()) return false;
-  Relation src{schema.tables[table].name, {}, {}, {}};
-  for (const auto& [i, alias] : scope) {
-    auto cols = qualified_columns(schema.tables[i], alias);
-    src.columns.insert(src.columns.end(), cols.begin(), cols.end());
-  }
-  bool with_index = chance(rng, 0.75);
-  if (with_index)
-    for (auto& [i, columns] : indexes) {
-      auto& list = schema.tables[i].indexes;
-      if (std::find(list.begin(), list.end(), columns) == list.end()) list.push_back(columns);
-    }
-  t.alias = "a";
-  one_to_one(rng, t, index, src, schema.tables[table].key, from,
-             with_index ? "" : " WITHOUT SOURCE INDEX");
-  return true;
-}
-
 // Group columns: one or two readable columns, tiny ones preferred.
 std::vector<Column> group_columns(Rng& rng, const Relation& src) {
   std::vector<Column> cols;
@@ -302,8 +261,13 @@ std::vector<Column> group_columns(Rng& rng, const Relation& src) {
 // Returns the group column names so the caller can make an index for them
 // (none when the GROUP BY has expressions, which go WITHOUT SOURCE INDEX, or
 // when there is no GROUP BY: a one-row aggregate).
+//
+// Over a join (`from`: the source and its joins, names qualified, the
+// source as `a`), a joined table's column groups under a name of its own
+// (GROUP BY b.g0 AS g1_0) and is never an expression item; `with_index`
+// then stands for the joins' indexes too.
 std::vector<std::string> aggregate(Rng& rng, Transform& t, int index, const Relation& src,
-                                   bool with_index) {
+                                   bool with_index, const std::string& from = "") {
   auto groups = chance(rng, 0.12) ? std::vector<Column>{} : group_columns(rng, src);
   auto cols = readable(src);
   std::vector<std::string> names;
@@ -313,11 +277,17 @@ std::vector<std::string> aggregate(Rng& rng, Transform& t, int index, const Rela
   for (size_t i = 0; i < groups.size(); ++i) {
     Column g = groups[i];
     std::string item = g.name;
-    if (g.kind != Kind::other && chance(rng, 0.25)) {
+    auto dot = g.name.find('.');
+    if (dot != std::string::npos && g.name.substr(0, dot) != "a") {
+      g.name = fmt::format("g{}_{}", index, i);
+      item = fmt::format("{} AS {}", item, g.name);
+    } else if (g.kind != Kind::other && chance(rng, 0.25)) {
       Expr e = pick(rng, row_exprs(g));
       g = {fmt::format("g{}_{}", index, i), e.kind, e.tiny, false};
       item = fmt::format("{} AS {}", e.sql, g.name);
       expressions = true;
+    } else if (dot != std::string::npos) {
+      g.name = g.name.substr(dot + 1);  // the source's own column, named by it
     }
     names.push_back(g.name);
     group_list += (group_list.empty() ? "" : ", ") + item;
@@ -325,9 +295,14 @@ std::vector<std::string> aggregate(Rng& rng, Transform& t, int index, const Rela
     t.target.order_keys.push_back(g.name);
   }
   if (expressions || groups.empty()) {
-    with_index = false;
+    with_index = with_index && !expressions && !from.empty();  // the joins' indexes
     names.clear();
   }
+  // A joined table's group column needs no source index (none can lead with it).
+  bool joined_group = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+    return n.rfind(fmt::format("g{}_", index), 0) == 0;
+  });
+  if (joined_group) names.clear();
   size_t n = static_cast<size_t>(uniform(rng, 1, 4));
   std::string select;
   for (size_t i = 0; i < n; ++i) {
@@ -338,11 +313,62 @@ std::vector<std::string> aggregate(Rng& rng, Transform& t, int index, const Rela
   }
   t.aggregate = true;
   std::string grouping;
-  if (!groups.empty())
-    grouping = " GROUP BY " + group_list + (with_index ? "" : " WITHOUT SOURCE INDEX");
-  t.statement = fmt::format("TRANSFORM {} FROM {}{} SELECT {}{}", t.name, src.name, grouping,
-                            select, where_clause(rng, src));
+  if (!groups.empty()) grouping = " GROUP BY " + group_list;
+  if (!with_index && (!groups.empty() || !from.empty())) grouping += " WITHOUT SOURCE INDEX";
+  t.statement =
+      fmt::format("TRANSFORM {} FROM {}{} SELECT {}{}", t.name, from.empty() ? src.name : from,
+                  grouping, select, where_clause(rng, src));
   return names;
+}
+
+// A 1-1 or (`aggregate`) GROUP BY transform over `table` (as `a`) joining
+// one or two tables of the schema (itself included: a self join) to-one,
+// INNER or LEFT, as a star or a snowflake; the referencing indexes (and a
+// group index) are added to the schema, or the statement goes WITHOUT
+// SOURCE INDEX. False when no table can be joined.
+bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t table,
+                      bool aggregate_it) {
+  std::vector<std::pair<size_t, std::string>> scope{{table, "a"}};
+  std::string from = schema.tables[table].name + " a";
+  std::vector<std::pair<size_t, std::vector<std::string>>> indexes;
+  size_t joins = chance(rng, 0.35) ? 2 : 1;
+  for (size_t j = 0; j < joins; ++j) {
+    std::string alias(1, static_cast<char>('b' + j));
+    size_t to = static_cast<size_t>(uniform(rng, 0, schema.tables.size() - 1));
+    auto [onto, onto_alias] = pick(rng, scope);  // star or snowflake
+    std::vector<std::string> referencing;
+    std::string on =
+        to_one_on(rng, schema.tables[onto], onto_alias, schema.tables[to], alias, referencing);
+    if (on.empty()) continue;
+    from += fmt::format(" {} {} {} ON {}", chance(rng, 0.5) ? "LEFT JOIN" : "JOIN",
+                        schema.tables[to].name, alias, on);
+    indexes.push_back({onto, referencing});
+    t.joined.push_back(schema.tables[to].name);
+    scope.push_back({to, alias});
+  }
+  if (t.joined.empty()) return false;
+  // A to-one join has a row per source row: the source's key orders them.
+  Relation src{schema.tables[table].name, {}, {}, {}};
+  for (const auto& k : schema.tables[table].key) src.order_keys.push_back("a." + k.name);
+  for (const auto& [i, alias] : scope) {
+    auto cols = qualified_columns(schema.tables[i], alias);
+    src.columns.insert(src.columns.end(), cols.begin(), cols.end());
+  }
+  bool with_index = chance(rng, 0.75);
+  if (with_index)
+    for (auto& [i, columns] : indexes) {
+      auto& list = schema.tables[i].indexes;
+      if (std::find(list.begin(), list.end(), columns) == list.end()) list.push_back(columns);
+    }
+  t.alias = "a";
+  if (aggregate_it) {
+    auto groups = aggregate(rng, t, index, src, with_index, from);
+    if (with_index && !groups.empty()) schema.tables[table].indexes.push_back(groups);
+    return true;
+  }
+  one_to_one(rng, t, index, src, schema.tables[table].key, from,
+             with_index ? "" : " WITHOUT SOURCE INDEX");
+  return true;
 }
 
 Relation table_relation(const Table& table) {
@@ -371,12 +397,14 @@ Program random_program(Rng& rng, Schema& schema, bool hot) {
     Transform t;
     t.name = fmt::format("d{}", i);
     t.source = table.name;
+    size_t at = hot ? hot_table : drawn;
     if (chance(rng, hot ? 0.8 : 0.55)) {
-      bool with_index = chance(rng, 0.75);
-      auto groups = aggregate(rng, t, i, src, with_index);
-      if (!groups.empty()) table.indexes.push_back(groups);
-    } else if (!(chance(rng, 0.4) &&
-                 joined_one_to_one(rng, t, i, schema, hot ? hot_table : drawn))) {
+      if (!(chance(rng, 0.3) && joined_transform(rng, t, i, schema, at, true))) {
+        bool with_index = chance(rng, 0.75);
+        auto groups = aggregate(rng, t, i, src, with_index);
+        if (!groups.empty()) table.indexes.push_back(groups);
+      }
+    } else if (!(chance(rng, 0.4) && joined_transform(rng, t, i, schema, at, false))) {
       one_to_one(rng, t, i, src, table.key);
     }
     p.transforms.push_back(std::move(t));
