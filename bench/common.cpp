@@ -175,7 +175,8 @@ Shape one_to_one_shape() {
       "TRANSFORM src_view FROM src SELECT grp AS grp, amount * 2 AS twice, left(note, 8) AS tag",
       "SELECT id, grp, amount * 2 AS twice, left(note, 8) AS tag FROM src",
       "id",
-      {"grp", "twice", "tag"}};
+      {"grp", "twice", "tag"},
+      ""};
 }
 
 Shape aggregate_shape(int64_t groups) {
@@ -185,7 +186,49 @@ Shape aggregate_shape(int64_t groups) {
           "TRANSFORM src_totals FROM src GROUP BY grp SELECT COUNT(*) AS n, SUM(amount) AS total",
           "SELECT grp, count(*) AS n, sum(amount) AS total FROM src GROUP BY grp",
           "grp",
-          {"n", "total"}};
+          {"n", "total"},
+          ""};
+}
+
+namespace {
+
+std::string join_setup(int64_t groups) {
+  return fmt::format(
+      "CREATE TABLE region_dim (id int PRIMARY KEY, name text NOT NULL);"
+      "INSERT INTO region_dim SELECT g, 'region ' || g FROM generate_series(0, 9) g;"
+      "CREATE TABLE grp_dim (id int PRIMARY KEY, label text NOT NULL, region int);"
+      "INSERT INTO grp_dim SELECT g, 'group ' || g, g % 10 FROM generate_series(0, {} - 1) g;"
+      "CREATE INDEX ON grp_dim (region); ANALYZE region_dim; ANALYZE grp_dim",
+      groups);
+}
+
+}  // namespace
+
+Shape join_one_to_one_shape(int64_t groups) {
+  return {"join_one_to_one",
+          groups,
+          "src_joined",
+          "TRANSFORM src_joined FROM src s JOIN grp_dim g ON g.id = s.grp LEFT JOIN region_dim r "
+          "ON r.id = g.region SELECT g.label AS label, r.name AS region, s.amount * 2 AS twice",
+          "SELECT s.id, g.label, r.name AS region, s.amount * 2 AS twice FROM src s JOIN grp_dim g "
+          "ON g.id = s.grp LEFT JOIN region_dim r ON r.id = g.region",
+          "id",
+          {"label", "region", "twice"},
+          join_setup(groups)};
+}
+
+Shape join_groups_shape(int64_t groups) {
+  return {"join_groups",
+          groups,
+          "region_totals",
+          "TRANSFORM region_totals FROM src s JOIN grp_dim g ON g.id = s.grp LEFT JOIN region_dim "
+          "r ON r.id = g.region GROUP BY r.name AS region SELECT COUNT(*) AS n, SUM(s.amount) AS "
+          "total",
+          "SELECT r.name AS region, count(*) AS n, sum(s.amount) AS total FROM src s JOIN grp_dim "
+          "g ON g.id = s.grp LEFT JOIN region_dim r ON r.id = g.region GROUP BY r.name",
+          "region",
+          {"n", "total"},
+          join_setup(groups)};
 }
 
 std::vector<Shape> standard_shapes(const Run& run, int64_t rows) {

@@ -122,9 +122,16 @@ struct Shape {
   std::string select;     // the same result as a plain SELECT (for CTAS / materialized views)
   std::string key;        // the target's key column in the plain SELECT
   std::vector<std::string> columns;  // the other columns of the plain SELECT
+  std::string setup;                 // SQL run after create_source (the joined tables), "" for none
 };
 Shape one_to_one_shape();
 Shape aggregate_shape(int64_t groups);
+// Over a snowflake join of src: grp_dim (id = src.grp, one row per group
+// value) and region_dim (id = grp_dim.region, 10 rows). `join_one_to_one`:
+// a 1-1 target of every source row with its dimension values;
+// `join_groups`: revenue per region over the join.
+Shape join_one_to_one_shape(int64_t groups);
+Shape join_groups_shape(int64_t groups);
 // one_to_one, 100 groups, and "many" groups (100k in full mode, rows / 10 in quick).
 std::vector<Shape> standard_shapes(const Run& run, int64_t rows);
 

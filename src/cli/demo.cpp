@@ -43,6 +43,13 @@ const char* kCustomerView =
 const char* kCustomerTotals =
     "TRANSFORM customer_totals FROM orders GROUP BY customer_id SELECT COUNT(*) AS orders, "
     "SUM(amount) AS total, MAX(amount) AS largest WHERE status <> 'cancelled'";
+const char* kOrderCustomers =
+    "TRANSFORM order_customers FROM orders o JOIN customers c ON c.id = o.customer_id SELECT "
+    "c.name AS customer, c.country AS country, o.amount AS amount";
+const char* kRevenueByCountry =
+    "TRANSFORM revenue_by_country FROM orders o JOIN customers c ON c.id = o.customer_id GROUP "
+    "BY c.country SELECT COUNT(*) AS orders, SUM(o.amount) AS revenue WHERE o.status <> "
+    "'cancelled'";
 const char* kBigOrders =
     "TRANSFORM big_orders FROM order_view SELECT round(amount_with_tax) AS rounded_amount, "
     "lower(status_label) AS status WHERE amount_with_tax >= 1000";
@@ -232,7 +239,7 @@ bool Demo::check_target(const std::string& target) {
   if (!def) throw Error(ErrorCode::not_found, "no transform " + target + " in the catalog");
   auto count = conn->exec(fmt::format("SELECT count(*) FROM {}", target)).get_int(0, 0);
   auto diff = conn->exec(compile::oracle_diff_sql(*def, 10));
-  std::cout << fmt::format("  {:<22} {:>6} rows  matches its definition: {}\n", target, count,
+  std::cout << fmt::format("  {:<26} {:>6} rows  matches its definition: {}\n", target, count,
                            diff.rows() == 0 ? "yes" : "NO");
   for (int i = 0; i < diff.rows(); ++i)
     std::cout << fmt::format("      {} {}\n", diff.get(i, 0), diff.get(i, 1));
@@ -263,7 +270,10 @@ int Demo::run() {
   apply(kOrderView);
   apply(kCustomerView);
   apply(kCustomerTotals, " (aggregate)");
-  if (!wait_live({"public.order_view", "public.customer_view", "public.customer_totals"}))
+  apply(kOrderCustomers, " (join: each order with its customer)");
+  apply(kRevenueByCountry, " (aggregate over a join)");
+  if (!wait_live({"public.order_view", "public.customer_view", "public.customer_totals",
+                  "public.order_customers", "public.revenue_by_country"}))
     return kExitError;
   apply(kBigOrders, " (chained: reads order_view)");
   if (!wait_live({"public.big_orders"})) return kExitError;
@@ -291,10 +301,12 @@ int Demo::run() {
   show_rows("public.order_view", 5);
   show_rows("public.big_orders", 3);
   show_rows("public.customer_totals", 3);
+  show_rows("public.order_customers", 3);
+  show_rows("public.revenue_by_country", 5);
   std::cout << "\nchecks (each target against its definition run as a plain SELECT):\n";
   bool ok = true;
-  for (const char* t :
-       {"public.order_view", "public.customer_view", "public.customer_totals", "public.big_orders"})
+  for (const char* t : {"public.order_view", "public.customer_view", "public.customer_totals",
+                        "public.order_customers", "public.revenue_by_country", "public.big_orders"})
     ok = check_target(t) && ok;
   std::cout << std::endl;
   trellis_->shutdown();
