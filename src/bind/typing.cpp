@@ -161,8 +161,9 @@ GroupValueFacts group_value_facts(pg::Connection& conn, const std::string& view)
 void type_group_expressions(pg::Connection& conn, const TransformStmt& stmt, TransformDef& def) {
   for (size_t i = 0; i < def.group.size(); ++i) {
     if (!def.group_is_expression(i)) continue;
+    const bool joined = !def.group_exprs[i].joined_alias.empty();
     // A joined table's column, typed from its table (resolve_group).
-    if (!def.group_exprs[i].joined_alias.empty()) {
+    if (joined && !def.group[i].type.empty()) {
       conn.exec(probe_group_column(def.alias, def.group[i]));
       continue;
     }
@@ -171,8 +172,9 @@ void type_group_expressions(pg::Connection& conn, const TransformStmt& stmt, Tra
     std::string at = where_at(stmt, item.expr.position);
     std::string view = "trellis_probe_g" + std::to_string(i);
     probe(conn,
-          probe_field_view(view, def.source_schema, def.source_table, def.alias,
-                           def.group_exprs[i].sql),
+          joined ? probe_view_over(view, def.from_clause(), def.group_exprs[i].sql)
+                 : probe_field_view(view, def.source_schema, def.source_table, def.alias,
+                                    def.group_exprs[i].sql),
           what, at, item.expr.text, not_valid);
     Column col = view_column(conn, view, def.group[i].name);
     GroupValueFacts facts = group_value_facts(conn, view);
@@ -196,6 +198,14 @@ void type_group_expressions(pg::Connection& conn, const TransformStmt& stmt, Tra
     if (!problem.empty())
       refuse(ErrorCode::validation,
              fmt::format("{} at {} ({}) {}", what, at, item.expr.text, problem));
+    if (joined) {
+      // Over several tables no index probe fits: the view's query tree
+      // tells the functions it calls, and no source index can lead with it.
+      check_aggregate_functions(conn, view, what, at, item.expr, /*aggregates=*/false);
+      def.group[i] = col;
+      conn.exec(probe_group_column(def.alias, col));
+      continue;
+    }
     std::string index = "trellis_probe_gk" + std::to_string(i);
     probe(conn, probe_group_index(index, def.alias, def.group_exprs[i].sql), what, at,
           item.expr.text,

@@ -262,14 +262,9 @@ void resolve_group(const TransformStmt& stmt, const TableDescription& src, const
     std::string joined;  // the joined table's alias the item reads
     for (const auto& ref : g.expr.columns)
       if (scope.alias_of(ref) != def.alias) joined = scope.alias_of(ref);
-    if (!joined.empty() && !is_plain_column(g.expr))
-      refuse(ErrorCode::validation,
-             fmt::format("GROUP BY item at {} ({}) is an expression over the table joined as "
-                         "\"{}\"; group by a column of it as it is (GROUP BY {}.col [AS name]) "
-                         "or by an expression over the source",
-                         at, g.expr.text, joined, joined));
     bool plain = joined.empty() && is_plain_group(g);
-    if (!plain && joined.empty() && !g.name)
+    bool joined_column = !joined.empty() && is_plain_column(g.expr);
+    if (!plain && !joined_column && !g.name)
       refuse(ErrorCode::validation,
              fmt::format("GROUP BY item at {} ({}) is an expression; name it with AS (GROUP BY "
                          "{} AS name), and it becomes the target column of that name",
@@ -297,14 +292,14 @@ void resolve_group(const TransformStmt& stmt, const TableDescription& src, const
                          "the item {} differently (GROUP BY {} AS other_name), since fields read "
                          "the source's own \"{}\"",
                          name, name_at, src.schema, src.name, g.expr.text, g.expr.text, name));
-    if (!plain && joined.empty()) {
+    if (!plain && !joined_column) {
       if (src.find(name))
         refuse(ErrorCode::validation,
                fmt::format("GROUP BY name \"{}\" at {} is also a column of source {}.{}; name the "
                            "expression {} differently, since fields read the source's own \"{}\"",
                            name, name_at, src.schema, src.name, g.expr.text, name));
       def.group.push_back({name, "", "", true});  // typed by its probe
-      def.group_exprs.push_back({g.expr.sql, "", ""});
+      def.group_exprs.push_back({g.expr.sql, "", joined});
       any_expression = true;
       continue;
     }
@@ -490,9 +485,7 @@ std::string normalized_statement(const TransformDef& def) {
     if (!def.group.empty()) out += " GROUP BY ";
     for (size_t i = 0; i < def.group.size(); ++i) {
       out += i ? ", " : "";
-      if (!def.group_exprs.empty() && !def.group_exprs[i].joined_alias.empty())
-        out += def.group_exprs[i].sql + " AS " + ident(def.group[i].name);  // a plain column
-      else if (def.group_is_expression(i))
+      if (def.group_is_expression(i))
         out += "(" + def.group_exprs[i].sql + ") AS " + ident(def.group[i].name);
       else if (!def.joins.empty())  // a bare name may be ambiguous over the joined tables
         out += ident(def.alias) + "." + ident(def.group[i].name);

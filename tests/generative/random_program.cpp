@@ -263,9 +263,9 @@ std::vector<Column> group_columns(Rng& rng, const Relation& src) {
 // when there is no GROUP BY: a one-row aggregate).
 //
 // Over a join (`from`: the source and its joins, names qualified, the
-// source as `a`), a joined table's column groups under a name of its own
-// (GROUP BY b.g0 AS g1_0) and is never an expression item; `with_index`
-// then stands for the joins' indexes too.
+// source as `a`), a joined table's column or an expression over it groups
+// under a name of its own (GROUP BY b.g0 AS g1_0); `with_index` then
+// stands for the joins' indexes too.
 std::vector<std::string> aggregate(Rng& rng, Transform& t, int index, const Relation& src,
                                    bool with_index, const std::string& from = "") {
   auto groups = chance(rng, 0.12) ? std::vector<Column>{} : group_columns(rng, src);
@@ -280,6 +280,12 @@ std::vector<std::string> aggregate(Rng& rng, Transform& t, int index, const Rela
     auto dot = g.name.find('.');
     if (dot != std::string::npos && g.name.substr(0, dot) != "a") {
       g.name = fmt::format("g{}_{}", index, i);
+      if (g.kind != Kind::other && chance(rng, 0.3)) {  // an expression over the joined table
+        Expr e = pick(rng, row_exprs(groups[i]));
+        item = e.sql;
+        g.kind = e.kind;
+        g.tiny = e.tiny;
+      }
       item = fmt::format("{} AS {}", item, g.name);
     } else if (g.kind != Kind::other && chance(rng, 0.25)) {
       Expr e = pick(rng, row_exprs(g));
