@@ -495,6 +495,8 @@ std::string normalized_statement(const TransformDef& def) {
     if (def.without_source_index) out += " WITHOUT SOURCE INDEX";
     out += " SELECT ";
   }
+  // A GROUP BY without fields (a SELECT DISTINCT) has no SELECT list.
+  if (def.fields.empty()) out.resize(out.size() - std::string(" SELECT ").size());
   for (size_t i = 0; i < def.fields.size(); ++i)
     out += (i ? ", " : "") + def.fields[i].sql + " AS " + ident(def.fields[i].name);
   if (def.where_sql) out += " WHERE " + *def.where_sql;

@@ -337,10 +337,14 @@ TransformStmt parse_transform(Cursor& c) {
     parse_without_source_index(c);
     stmt.without_source_index = true;
   }
-  c.expect_word("select", last_clause(stmt));
-  stmt.fields = parse_fields(c);
+  // A GROUP BY without SELECT is a SELECT DISTINCT of the group items.
+  bool distinct = !stmt.group_by.empty() && (c.done() || c.at_word("where"));
+  if (!distinct) {
+    c.expect_word("select", last_clause(stmt));
+    stmt.fields = parse_fields(c);
+  }
   stmt.where = parse_where(c);
-  c.expect_end("the SELECT list");
+  c.expect_end(distinct ? last_clause(stmt) : "the SELECT list");
   return stmt;
 }
 

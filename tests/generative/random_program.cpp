@@ -309,7 +309,8 @@ std::vector<std::string> aggregate(Rng& rng, Transform& t, int index, const Rela
     return n.rfind(fmt::format("g{}_", index), 0) == 0;
   });
   if (joined_group) names.clear();
-  size_t n = static_cast<size_t>(uniform(rng, 1, 4));
+  // No field at all (one time in ten with groups): a SELECT DISTINCT.
+  size_t n = !groups.empty() && chance(rng, 0.1) ? 0 : static_cast<size_t>(uniform(rng, 1, 4));
   std::string select;
   for (size_t i = 0; i < n; ++i) {
     Expr e = chance(rng, 0.15) ? Expr{"COUNT(*)", Kind::int8, true}
@@ -322,8 +323,8 @@ std::vector<std::string> aggregate(Rng& rng, Transform& t, int index, const Rela
   if (!groups.empty()) grouping = " GROUP BY " + group_list;
   if (!with_index && (!groups.empty() || !from.empty())) grouping += " WITHOUT SOURCE INDEX";
   t.statement =
-      fmt::format("TRANSFORM {} FROM {}{} SELECT {}{}", t.name, from.empty() ? src.name : from,
-                  grouping, select, where_clause(rng, src));
+      fmt::format("TRANSFORM {} FROM {}{}{}{}", t.name, from.empty() ? src.name : from, grouping,
+                  select.empty() ? "" : " SELECT " + select, where_clause(rng, src));
   return names;
 }
 

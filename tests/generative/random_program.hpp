@@ -1,8 +1,9 @@
 // Random valid transform definitions over a random schema: 1-1 transforms
 // (expressions, WHERE; to-one INNER and LEFT joins of one or two tables,
-// star, snowflake and self joins), GROUP BY transforms (every kind of aggregate the
-// kinds allow, expressions over aggregates, FILTER, ordered aggregates,
-// WITH and WITHOUT a source index) and chains of them over other targets.
+// star, snowflake and self joins), GROUP BY transforms (every kind of
+// aggregate the kinds allow, expressions over aggregates, FILTER, ordered
+// aggregates, WITH and WITHOUT a source index, none at all: a SELECT
+// DISTINCT) and chains of them over other targets.
 // Expressions never overflow on the schema's extreme values, so the plain
 // SELECT (the oracle) never errors, and float aggregates only see exact
 // binary fractions, so their sums do not depend on the row order.

@@ -148,6 +148,22 @@ TEST(LangParser, AggregatesWithoutGroupByParse) {
   EXPECT_TRUE(stmt.fields[0].expr.has_aggregate_call);
 }
 
+TEST(LangParser, GroupByWithoutSelectIsADistinct) {
+  TransformStmt stmt = transform("TRANSFORM t FROM s GROUP BY a, lower(b) AS lb WHERE c > 0");
+  ASSERT_EQ(stmt.group_by.size(), 2u);
+  EXPECT_TRUE(stmt.fields.empty());
+  ASSERT_TRUE(stmt.where);
+  EXPECT_EQ(stmt.where->sql, "c > 0");
+  stmt = transform("TRANSFORM t FROM s GROUP BY a WITHOUT SOURCE INDEX");
+  EXPECT_TRUE(stmt.fields.empty());
+  EXPECT_TRUE(stmt.without_source_index);
+  // Without GROUP BY a SELECT list is still needed.
+  EXPECT_NE(std::string(parse_error("TRANSFORM t FROM s WHERE c > 0").what()).find("SELECT"),
+            std::string::npos);
+  EXPECT_NE(std::string(parse_error("TRANSFORM t FROM s GROUP BY a junk").what()).find("junk"),
+            std::string::npos);
+}
+
 TEST(LangParser, GroupByMayHoldCastWithoutTimeZone) {
   TransformStmt stmt =
       transform("TRANSFORM t FROM s GROUP BY ts::timestamp without time zone SELECT count(*) AS n");
