@@ -293,11 +293,6 @@ void resolve_group(const TransformStmt& stmt, const TableDescription& src, const
                          "the source's own \"{}\"",
                          name, name_at, src.schema, src.name, g.expr.text, g.expr.text, name));
     if (!plain && !joined_column) {
-      if (src.find(name))
-        refuse(ErrorCode::validation,
-               fmt::format("GROUP BY name \"{}\" at {} is also a column of source {}.{}; name the "
-                           "expression {} differently, since fields read the source's own \"{}\"",
-                           name, name_at, src.schema, src.name, g.expr.text, name));
       def.group.push_back({name, "", "", true});  // typed by its probe
       def.group_exprs.push_back({g.expr.sql, "", joined});
       any_expression = true;
