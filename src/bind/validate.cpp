@@ -234,14 +234,10 @@ std::vector<Column> read_columns(const Scope& scope, const TableDescription& src
   return out;
 }
 
+// One column reference and nothing else, by the parse tree (`CASE WHEN g
+// THEN 1 ELSE 0 END` reads one column too, and is no column).
 bool is_plain_column(const Expr& e) {
-  if (e.columns.size() != 1 || !e.function_names.empty()) return false;
-  for (char c : e.text)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '"' || c == '.' ||
-          c == '$' || std::isspace(static_cast<unsigned char>(c)) ||
-          static_cast<unsigned char>(c) >= 0x80))
-      return false;
-  return true;
+  return e.is_column && e.columns.size() == 1;
 }
 
 // A GROUP BY item that is a source column under its own name (`grp`,

@@ -171,6 +171,7 @@ Expr parse_expression(std::string_view statement, std::size_t begin, std::size_t
   expr.text = std::string(source.text);
   expr.position = static_cast<int>(begin);
   check_expression_tree(source, value, expr);
+  expr.is_column = value.contains("ColumnRef");
   expr.sql = deparse(source, wrapped);
   verify_round_trip(source, value, expr.sql);
   return expr;

@@ -32,6 +32,7 @@ struct Expr {
   std::vector<ColumnRef> columns;
   std::vector<std::string> function_names;  // lower-case, unqualified, as written
   bool has_aggregate_call = false;          // a call to a known aggregate name appears
+  bool is_column = false;                   // the whole expression is one column reference
 };
 
 struct Field {

@@ -164,6 +164,17 @@ TEST(LangParser, GroupByWithoutSelectIsADistinct) {
             std::string::npos);
 }
 
+TEST(LangParser, AColumnIsKnownByItsParseTree) {
+  TransformStmt stmt = transform(
+      "TRANSFORM t FROM s GROUP BY s.a, (b), CASE WHEN c IS NULL THEN 0 ELSE 1 END AS k SELECT "
+      "count(*) AS n");
+  ASSERT_EQ(stmt.group_by.size(), 3u);
+  EXPECT_TRUE(stmt.group_by[0].expr.is_column);
+  EXPECT_TRUE(stmt.group_by[1].expr.is_column);
+  EXPECT_FALSE(stmt.group_by[2].expr.is_column);  // reads one column, is none
+  EXPECT_EQ(stmt.group_by[2].expr.columns.size(), 1u);
+}
+
 TEST(LangParser, GroupByMayHoldCastWithoutTimeZone) {
   TransformStmt stmt =
       transform("TRANSFORM t FROM s GROUP BY ts::timestamp without time zone SELECT count(*) AS n");
