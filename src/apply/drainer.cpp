@@ -110,6 +110,9 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
     auto ids = d.table_ids();
     if (std::any_of(ids.begin(), ids.end(), [&](int id) { return truncated.count(id) > 0; }))
       all_keys.push_back({sql.page_all_held_keys, {}});
+    if (std::any_of(d.joins.begin(), d.joins.end(),
+                    [&](const catalog::JoinDef& j) { return truncated.count(j.table_id) > 0; }))
+      all_keys.push_back({sql.page_all_source_keys, {}});
     for (const auto& map : sql.map_joined_keys)
       if (page.tables.count(map.table_id)) all_keys.push_back({map.sql, {}});
     TransformWork w{d.id, d.source_table_id, {}, std::nullopt};

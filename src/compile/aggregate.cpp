@@ -690,6 +690,7 @@ TransformSql compile_aggregate(const TransformDef& d) {
       kGroupsTable, d.id, to_groups_table(d, "g"), all_groups, group_param(d, "$1"),
       group_param(d, "$2"));
   sql.page_all_held_keys = page_all_keys(d, ledger(d));
+  sql.page_all_source_keys = page_all_keys(d, source);
   sql.source_chunk_bound = chunk_bound(d.key, source);
   sql.sweep_chunk_bound = chunk_bound(d.key, ledger(d));
   sql.page_source_range = page_range(d, source);

@@ -30,6 +30,10 @@ struct TransformSql {
   std::vector<JoinedKeyMap> map_joined_keys;
   // Adds every source key the transform holds to the page (after a TRUNCATE).
   std::string page_all_held_keys;
+  // Adds every key of the source to the page: after a TRUNCATE of a joined
+  // table, rows the target lacks may come in (a LEFT JOIN whose WHERE reads
+  // the joined side: `WHERE b.id IS NULL`).
+  std::string page_all_source_keys;
   // Build: $1 = cursor (text[] or NULL), $2 = chunk size; returns the chunk's
   // last key, or no row when fewer than $2 keys remain. "Sweep" pages over
   // the keys the transform holds (after RESUME), "source" over the source.
