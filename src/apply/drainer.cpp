@@ -2,7 +2,9 @@
 // several of its small buckets at once. Per page, in one transaction: lock the claim, gather up to
 // page_cap distinct keys past the bucket's cursor into the page table, re-derive every reader of
 // those tables (each without the keys it holds in quarantine), advance the cursor (and mark the
-// bucket done on the last page). A TRUNCATE sentinel adds every key the reader's target holds, so
+// bucket done on the last page). Keys of a joined table are first mapped to the source keys
+// they reach (compile/join_sql).
+// A TRUNCATE sentinel adds every key the reader's target holds, so
 // rows whose source rows vanished are removed. A reader whose build is writing its target by key
 // ranges gets the page's keys parked instead (catalog parked_keys), re-derived by its build after
 // the last range. A page failing with a data error is redone to find

@@ -231,18 +231,11 @@ void bind_joins(pg::Connection& conn, catalog::Store& store, const lang::Transfo
       check_equality_types(stmt, eq, e, alias, *info, scope, join);
       j.on.push_back(e);
     }
-    std::vector<std::string> uncovered;
-    for (const auto& k : info->primary_key)
-      if (std::none_of(j.on.begin(), j.on.end(),
-                       [&](const JoinDef::Equality& e) { return e.column == k; }))
-        uncovered.push_back(alias + "." + k);
-    if (!uncovered.empty())
-      refuse(ErrorCode::validation,
-             fmt::format("ON of {} at {} does not equate the primary key of {} ({}), so a row "
-                         "could match several of its rows; joins that fan out are not supported "
-                         "yet: equate every primary key column ({} = ...)",
-                         join, at, qualified_text(*info), fmt::join(info->primary_key, ", "),
-                         fmt::join(uncovered, ", ")));
+    j.fans =
+        std::any_of(info->primary_key.begin(), info->primary_key.end(), [&](const std::string& k) {
+          return std::none_of(j.on.begin(), j.on.end(),
+                              [&](const JoinDef::Equality& e) { return e.column == k; });
+        });
     if (auto captured = store.captured_table(conn, j.schema, j.table)) {
       bool same = captured->key.size() == j.key.size();
       for (size_t i = 0; same && i < j.key.size(); ++i)
@@ -284,16 +277,46 @@ void finish_join_reads(const Scope& scope, TransformDef& def) {
 
 std::vector<JoinIndexNeed> join_index_needs(const TransformDef& def) {
   std::vector<JoinIndexNeed> out;
+  auto table_of = [&](const std::string& alias, JoinIndexNeed& need) {
+    need.schema = def.source_schema, need.table = def.source_table;
+    for (const auto& other : def.joins)
+      if (other.alias == alias) need.schema = other.schema, need.table = other.table;
+  };
   for (const auto& j : def.joins) {
+    std::string role = "join:" + j.alias;
+    // A join that fans out finds its rows of each source row by its ON
+    // columns, and a change of one of them reaches the rows before it
+    // through all its ON equalities; a to-one join's change reaches them
+    // through the equalities over its key.
     std::map<std::string, std::vector<std::string>> by_alias;
-    for (const auto& e : j.on)
-      if (std::any_of(j.key.begin(), j.key.end(),
-                      [&](const Column& k) { return k.name == e.column; }))
-        by_alias[e.other_alias].push_back(e.other_column);
+    std::vector<std::string> own;
+    for (const auto& e : j.on) {
+      bool over_key = std::any_of(j.key.begin(), j.key.end(),
+                                  [&](const Column& k) { return k.name == e.column; });
+      if (j.fans) own.push_back(e.column);
+      if (j.fans || over_key) by_alias[e.other_alias].push_back(e.other_column);
+    }
+    if (!own.empty()) {
+      JoinIndexNeed need{role,
+                         j.alias,
+                         j.schema,
+                         j.table,
+                         own,
+                         fmt::format("finds the rows of the table joined as \"{}\" that each "
+                                     "source row matches",
+                                     j.alias)};
+      out.push_back(std::move(need));
+    }
     for (auto& [alias, columns] : by_alias) {
-      JoinIndexNeed need{"join:" + j.alias, alias, def.source_schema, def.source_table, columns};
-      for (const auto& other : def.joins)
-        if (other.alias == alias) need.schema = other.schema, need.table = other.table;
+      JoinIndexNeed need{role,
+                         alias,
+                         "",
+                         "",
+                         columns,
+                         fmt::format("finds the rows a change of the table joined as \"{}\" "
+                                     "reaches",
+                                     j.alias)};
+      table_of(alias, need);
       out.push_back(std::move(need));
     }
   }
@@ -311,10 +334,9 @@ void check_join_indexes(const Scope& scope, const TransformDef& def) {
     const auto& table = scope.find(need.alias)->table;
     if (table.has_index_leading_with(need.columns)) continue;
     refuse(ErrorCode::validation,
-           fmt::format("{}.{} has no index leading with ({}), which finds the rows a change of "
-                       "the table joined as \"{}\" reaches; create one with {}, or add WITHOUT "
-                       "SOURCE INDEX before SELECT to go without",
-                       need.schema, need.table, fmt::join(need.columns, ", "), need.role.substr(5),
+           fmt::format("{}.{} has no index leading with ({}), which {}; create one with {}, or "
+                       "add WITHOUT SOURCE INDEX before SELECT to go without",
+                       need.schema, need.table, fmt::join(need.columns, ", "), need.finds,
                        join_index_suggestion(need)));
   }
 }

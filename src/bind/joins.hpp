@@ -1,7 +1,7 @@
 // Binding of a definition's joins and of the names its expressions use
 // (README, "The statement language", joins): which table each alias is,
 // which side of each ON equality is the joined table, that every join is
-// to-one (its ON covers the joined table's primary key), that equated
+// to-one (its ON covers the joined table's primary key) or fans out, that equated
 // columns have one type, which columns each table is read for, and which
 // index finds the rows a change of a joined table reaches.
 #pragma once
@@ -48,14 +48,18 @@ void bind_joins(pg::Connection& conn, catalog::Store& store, const lang::Transfo
 // columns and what the expressions read of it).
 void finish_join_reads(const Scope& scope, catalog::TransformDef& def);
 
-// The index a change of join `j`'s table needs on each table its ON reads:
-// one per (alias, columns) the joined table's key is equated with.
+// The indexes a join needs: on each table its ON reads, the columns the
+// joined table's key is equated with (all its ON columns when it fans out),
+// which find the rows a change of it reaches; and for a join that fans out,
+// on the joined table's ON columns, which find its rows of a source row.
 struct JoinIndexNeed {
   std::string role;    // "join:<alias>"
   std::string alias;   // the table the index is on, by alias
   std::string schema;  // and by name
   std::string table;
   std::vector<std::string> columns;
+  // What the index does, for the refusal ("finds the rows ...").
+  std::string finds;
 };
 std::vector<JoinIndexNeed> join_index_needs(const catalog::TransformDef& def);
 std::string join_index_suggestion(const JoinIndexNeed& need);

@@ -166,6 +166,41 @@ void check_field_names(const TransformStmt& stmt, const std::vector<Column>& tak
   }
 }
 
+// The key columns a join that fans out adds to the target (catalog
+// fan_column_name): unique, short enough, and only in 1-1 transforms.
+void check_fan_key(const TransformStmt& stmt, const TransformDef& def, bool aggregate) {
+  std::set<std::string> seen;
+  for (const auto& k : def.key) seen.insert(k.name);
+  for (size_t i = 0; i < def.joins.size(); ++i) {
+    const auto& j = def.joins[i];
+    if (!j.fans) continue;
+    std::string at = where_at(stmt, stmt.joins[i].position);
+    std::string join = fmt::format("JOIN {} AS {} at {}", j.name(), j.alias, at);
+    std::string pk = base::join<Column>(j.key, ", ", [](const Column& c) { return c.name; });
+    if (aggregate)
+      refuse(ErrorCode::validation,
+             fmt::format("{} fans out (its ON does not equate the primary key ({}) of {}), and "
+                         "an aggregate over a join that fans out is not supported yet; equate "
+                         "every primary key column, or define a 1-1 transform over the join and "
+                         "aggregate its target",
+                         join, pk, j.name()));
+    for (const auto& k : j.key) {
+      std::string name = catalog::fan_column_name(j, k);
+      if (name.size() > 63)
+        refuse(ErrorCode::validation,
+               fmt::format("{} fans out, so the target holds its key column {} as \"{}\", "
+                           "which is longer than 63 bytes; give the join a shorter alias",
+                           join, k.name, name));
+      if (!seen.insert(name).second)
+        refuse(ErrorCode::validation,
+               fmt::format("{} fans out, so the target holds its key column {} as \"{}\", "
+                           "which another key column of the target already is; give the join "
+                           "another alias",
+                           join, k.name, name));
+    }
+  }
+}
+
 // The target's name itself, and for a new definition, the ADOPT clause.
 void check_target_name(const TransformStmt& stmt, const std::string& schema,
                        const ValidateContext& ctx) {
@@ -450,7 +485,8 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
     resolve_group(stmt, src, scope, def);
     def.ledger = ledger_columns(stmt, src, scope, def);
   }
-  check_field_names(stmt, aggregate ? def.group : def.key, aggregate);
+  check_fan_key(stmt, def, aggregate);
+  check_field_names(stmt, aggregate ? def.group : def.target_key(), aggregate);
   check_upstream(names, src, def.key);
   def.reads = read_columns(scope, src, def.key);
   type_expressions(conn, stmt, def);

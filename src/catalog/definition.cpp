@@ -156,7 +156,8 @@ nlohmann::json to_json(const TransformDef& d) {
                        {"table_id", jd.table_id},
                        {"key", columns_to_json(jd.key)},
                        {"reads", columns_to_json(jd.reads)},
-                       {"on", on}});
+                       {"on", on},
+                       {"fans", jd.fans}});
     }
     j["joins"] = joins;
   }
@@ -192,6 +193,7 @@ TransformDef transform_from_json(const nlohmann::json& j) {
     jd.reads = columns_from_json(jj.at("reads"));
     for (const auto& e : jj.at("on"))
       jd.on.push_back({e.at("column"), e.at("other_alias"), e.at("other_column")});
+    jd.fans = jj.value("fans", false);
     d.joins.push_back(std::move(jd));
   }
   if (j.contains("ledger")) d.ledger = columns_from_json(j.at("ledger"));
@@ -213,6 +215,33 @@ std::string join_item(const JoinDef& j, bool left_outer) {
   return fmt::format(" {} {} AS {} ON {}", left_outer ? "LEFT JOIN" : "JOIN",
                      base::qualified(j.schema, j.table), base::ident(j.alias),
                      on_condition(j, j.on));
+}
+
+std::string fan_column_name(const JoinDef& j, const Column& c) {
+  return j.alias + "_" + c.name;
+}
+
+bool TransformDef::fans_out() const {
+  return std::any_of(joins.begin(), joins.end(), [](const JoinDef& j) { return j.fans; });
+}
+
+std::vector<TransformDef::FanColumn> TransformDef::fan_key() const {
+  std::vector<FanColumn> out;
+  for (const auto& j : joins) {
+    if (!j.fans) continue;
+    for (const auto& k : j.key) {
+      Column c = k;
+      c.name = fan_column_name(j, k);
+      out.push_back({c, j.alias, k.name, j.left_outer});
+    }
+  }
+  return out;
+}
+
+std::vector<Column> TransformDef::target_key() const {
+  std::vector<Column> out = key;
+  for (const auto& f : fan_key()) out.push_back(f.column);
+  return out;
 }
 
 bool TransformDef::group_reads_join() const {

@@ -85,8 +85,16 @@ struct JoinDef {
   std::vector<Column> key;    // its primary key, the captured key
   std::vector<Column> reads;  // its columns the definition reads (key included)
   std::vector<Equality> on;   // in the order written
+  // The ON does not cover the joined table's primary key: a source row may
+  // match several of its rows, and the target holds one row per match,
+  // keyed by the source key plus this table's key (`fan_key`).
+  bool fans = false;
   std::string name() const { return schema + "." + table; }
 };
+
+// The target column holding column `c` of fanning join `j`'s key:
+// `<alias>_<column>`.
+std::string fan_column_name(const JoinDef& j, const Column& c);
 
 // How a definition's FROM clause is written, in the statement language and
 // in SQL alike: `a.col = o.col AND ...` over the equalities `on` of join `j`,
@@ -105,7 +113,7 @@ struct TransformDef {
   std::string source_table;
   std::string alias;  // the name expressions qualify the source with
   int source_table_id = 0;
-  std::vector<Column> key;    // source key columns (target key, same names)
+  std::vector<Column> key;    // source key columns (the target key's leading columns)
   std::vector<Column> reads;  // source columns read (key included)
   std::vector<Field> fields;
   std::optional<std::string> where_sql;
@@ -161,6 +169,20 @@ struct TransformDef {
   std::vector<Column> reads_of(int table_id) const;
   bool any_incremental() const;
   bool any_recomputed() const;
+  // Some join fans out (JoinDef::fans).
+  bool fans_out() const;
+  // The target key's columns after the source key: each fanning join's key,
+  // named by fan_column_name, in FROM order. NULL in a row a LEFT JOIN
+  // found no match for.
+  struct FanColumn {
+    Column column;      // named as in the target
+    std::string alias;  // the join
+    std::string joined_column;
+    bool nullable = false;  // the join is a LEFT JOIN
+  };
+  std::vector<FanColumn> fan_key() const;
+  // The target's key: `key`, then fan_key()'s columns.
+  std::vector<Column> target_key() const;
 };
 
 // A table whose changes are captured into the ring.

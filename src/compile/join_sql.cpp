@@ -38,26 +38,71 @@ std::set<size_t> ancestors(const TransformDef& d, size_t upto) {
 
 }  // namespace
 
+namespace {
+
+// The page's keys of join j's table, decoded as its key columns.
+std::string page_keys_of(const JoinDef& j) {
+  return fmt::format("(SELECT {} FROM {} p WHERE p.tbl = {})", decode_key_columns(j.key, "p.key"),
+                     kPageTable, j.table_id);
+}
+
+// Adds the source keys `rows` selects (column `key`, encoded) to the page.
+std::string add_to_page(const TransformDef& d, const std::string& rows) {
+  std::string root = std::to_string(d.source_table_id);
+  return fmt::format("INSERT INTO {} (tbl, key) SELECT {}, __e.key FROM ({}) __e WHERE {}",
+                     kPageTable, root, rows, page_lacks(root, "__e.key"));
+}
+
+// A to-one join: the page's keys are the joined rows' ON values, joined to
+// the tables before it, as above.
+JoinedKeyMap map_to_one(const TransformDef& d, size_t i) {
+  const JoinDef& j = d.joins[i];
+  std::string from = d.source_item();
+  for (size_t k : ancestors(d, i)) from += join_item(d.joins[k], false);
+  std::vector<JoinDef::Equality> by_key;
+  for (const auto& e : j.on)
+    if (std::any_of(j.key.begin(), j.key.end(),
+                    [&](const catalog::Column& c) { return c.name == e.column; }))
+      by_key.push_back(e);
+  from += fmt::format(" JOIN (SELECT {} FROM {} p WHERE p.tbl = {}) AS {} ON {}",
+                      decode_key_columns(j.key, "p.key"), kPageTable, j.table_id, ident(j.alias),
+                      on_condition(j, by_key));
+  return {j.table_id, add_to_page(d, fmt::format("SELECT DISTINCT {} AS key FROM {}",
+                                                 encode_key(d.key, ident(d.alias)), from))};
+}
+
+// A join that fans out: its key is not what its ON equates, so the walk
+// cannot start from the staged key alone. A changed row reaches the source
+// rows the target holds it for (its row before the change: the target's
+// fan key columns) and the source rows its current row matches (the live
+// table, from its key, to the tables before it). The target read misses
+// no row a re-derive from before the change wrote: the change's segment is
+// promoted only once every transaction older than its fence has ended, and
+// every writer of target rows takes its xid (a page or claim write) before
+// the snapshot it reads the tables in (docs/architecture.md, joins that
+// fan out).
+JoinedKeyMap map_fanning(const TransformDef& d, size_t i) {
+  const JoinDef& j = d.joins[i];
+  std::vector<catalog::Column> held;
+  for (const auto& f : d.fan_key())
+    if (f.alias == j.alias) held.push_back(f.column);
+  std::string from = d.source_item();
+  for (size_t k : ancestors(d, i)) from += join_item(d.joins[k], false);
+  from += join_item(j, false);
+  std::string rows = fmt::format(
+      "SELECT {} AS key FROM {} __t WHERE {} IN {} UNION SELECT {} FROM {} WHERE {} IN {}",
+      encode_key(d.key, "__t"), qualified(d.target_schema, d.target_table), key_tuple(held, "__t"),
+      page_keys_of(j), encode_key(d.key, ident(d.alias)), from, key_tuple(j.key, ident(j.alias)),
+      page_keys_of(j));
+  return {j.table_id, add_to_page(d, rows)};
+}
+
+}  // namespace
+
 std::vector<JoinedKeyMap> map_joined_keys(const TransformDef& d) {
   std::vector<JoinedKeyMap> out;
-  for (size_t i = 0; i < d.joins.size(); ++i) {
-    const JoinDef& j = d.joins[i];
-    std::string from = d.source_item();
-    for (size_t k : ancestors(d, i)) from += join_item(d.joins[k], false);
-    std::vector<JoinDef::Equality> by_key;
-    for (const auto& e : j.on)
-      if (std::any_of(j.key.begin(), j.key.end(),
-                      [&](const catalog::Column& c) { return c.name == e.column; }))
-        by_key.push_back(e);
-    from += fmt::format(" JOIN (SELECT {} FROM {} p WHERE p.tbl = {}) AS {} ON {}",
-                        decode_key_columns(j.key, "p.key"), kPageTable, j.table_id, ident(j.alias),
-                        on_condition(j, by_key));
-    std::string root = std::to_string(d.source_table_id);
-    out.push_back({j.table_id, fmt::format("INSERT INTO {} (tbl, key) SELECT {}, __e.key FROM "
-                                           "(SELECT DISTINCT {} AS key FROM {}) __e WHERE {}",
-                                           kPageTable, root, encode_key(d.key, ident(d.alias)),
-                                           from, page_lacks(root, "__e.key"))});
-  }
+  for (size_t i = 0; i < d.joins.size(); ++i)
+    out.push_back(d.joins[i].fans ? map_fanning(d, i) : map_to_one(d, i));
   return out;
 }
 

@@ -20,6 +20,7 @@ namespace trellis::compile {
 // key changed (capture stages the old key too), still leads to the rows that
 // read it. ON equalities over other columns are left out, which can only add
 // keys. `first` is the join's captured table id.
+// A join that fans out maps differently (join_sql.cpp, map_fanning).
 struct JoinedKeyMap {
   int table_id = 0;
   std::string sql;

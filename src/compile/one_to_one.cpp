@@ -25,14 +25,48 @@ using catalog::TransformDef;
 
 namespace {
 
+// The target keyed by target_key(): a primary key, or, when a LEFT JOIN
+// that fans out leaves its key columns NULL for a row without a match, a
+// unique constraint under which NULLs are equal (NULLS NOT DISTINCT).
 std::string create_target(const TransformDef& d) {
   std::vector<std::string> cols;
   for (const auto& k : d.key) cols.push_back(column_ddl(k, true));
+  bool nullable_key = false;
+  for (const auto& f : d.fan_key()) {
+    cols.push_back(column_ddl(f.column, !f.nullable));
+    nullable_key = nullable_key || f.nullable;
+  }
   for (const auto& f : d.fields) cols.push_back(column_ddl(f.column, false));
   std::string body;
   for (const auto& c : cols) body += c + ", ";
-  return fmt::format("CREATE TABLE {} ({}PRIMARY KEY {})",
-                     qualified(d.target_schema, d.target_table), body, key_tuple(d.key, ""));
+  return fmt::format("CREATE TABLE {} ({}{} {})", qualified(d.target_schema, d.target_table), body,
+                     nullable_key ? "UNIQUE NULLS NOT DISTINCT" : "PRIMARY KEY",
+                     key_tuple(d.target_key(), ""));
+}
+
+// One index per join that fans out, on its key columns in the target: a
+// change of that table finds the target rows that hold its old row
+// (join_sql.hpp).
+std::vector<std::string> create_fan_indexes(const TransformDef& d) {
+  std::vector<std::string> out;
+  for (const auto& j : d.joins) {
+    if (!j.fans) continue;
+    std::vector<Column> cols;
+    for (const auto& f : d.fan_key())
+      if (f.alias == j.alias) cols.push_back(f.column);
+    out.push_back(fmt::format("CREATE INDEX ON {} {}", qualified(d.target_schema, d.target_table),
+                              key_tuple(cols, "")));
+  }
+  return out;
+}
+
+// Target key equality of rows `a` and `b`: the source key by `=`, a fanning
+// join's key by IS NOT DISTINCT FROM (NULL for a LEFT JOIN without match).
+std::string target_key_equal(const TransformDef& d, const std::string& a, const std::string& b) {
+  std::string out = key_equal(d.key, a, b);
+  for (const auto& f : d.fan_key())
+    out += fmt::format(" AND {0}.{2} IS NOT DISTINCT FROM {1}.{2}", a, b, ident(f.column.name));
+  return out;
 }
 
 // SELECT <key>, <fields>[, <extra>] FROM the source under its alias.
@@ -42,6 +76,9 @@ std::string source_select(const TransformDef& d, const std::vector<Field>& field
   std::string cols = join<Column>(d.key, ", ", [&](const Column& c) {
     return alias + "." + ident(c.name) + " AS " + ident(c.name);
   });
+  for (const auto& f : d.fan_key())
+    cols +=
+        fmt::format(", {}.{} AS {}", ident(f.alias), ident(f.joined_column), ident(f.column.name));
   for (const auto& f : fields) cols += ", (" + f.sql + ") AS " + ident(f.name);
   if (!extra.empty()) cols += ", " + extra;
   return fmt::format("SELECT {} FROM {}", cols, d.from_clause());
@@ -67,7 +104,7 @@ std::string update_fields(const TransformDef& d, const std::vector<Field>& field
       fields, ", ", [](const Field& f) { return ident(f.name) + " = __s." + ident(f.name); });
   return fmt::format("UPDATE {} AS __t SET {} FROM __trellis_src __s WHERE {} AND ({}) RETURNING 1",
                      qualified(d.target_schema, d.target_table), sets,
-                     key_equal(d.key, "__t", "__s"), join<Field>(fields, " OR ", changed));
+                     target_key_equal(d, "__t", "__s"), join<Field>(fields, " OR ", changed));
 }
 
 // The fields drains and builds write: all but the paused ones.
@@ -87,11 +124,13 @@ std::string range_sources(const TransformDef& d, const std::vector<Field>& field
 }
 
 std::string target_columns(const TransformDef& d, const std::vector<Field>& fields) {
-  std::string cols = key_tuple(d.key, "");
+  std::string cols = key_tuple(d.target_key(), "");
   cols.pop_back();
   for (const auto& f : fields) cols += ", " + ident(f.name);
   return cols + ")";
 }
+
+std::string fanned_derive(const TransformDef& d, const std::vector<Field>& fields);
 
 // One MERGE over the page's distinct keys, each left-joined to its current
 // source row (one that the WHERE keeps): a key whose source row is gone
@@ -102,6 +141,7 @@ std::string target_columns(const TransformDef& d, const std::vector<Field>& fiel
 // concurrent row of its key. Paused fields are not written: a row the derive
 // inserts holds NULL in them, until their rebuild fills them.
 std::string derive(const TransformDef& d, const std::vector<Field>& fields) {
+  if (d.fans_out()) return fanned_derive(d, fields);
   std::string page_keys, on, values;
   for (size_t i = 0; i < d.key.size(); ++i) {
     std::string name = ident(d.key[i].name), page_key = "\"__key" + std::to_string(i + 1) + "\"";
@@ -133,7 +173,11 @@ std::string range_insert(const TransformDef& d, const std::vector<Field>& fields
                      target_columns(d, fields), range_sources(d, fields));
 }
 
-std::string range_rewrite(const TransformDef& d, const std::vector<Field>& fields) {
+// Upserts the rows of `sources` that differ from the target's and deletes
+// the target rows `scope` selects that `sources` lacks, in one statement;
+// returns the counts of rows read, upserted and deleted.
+std::string rewrite(const TransformDef& d, const std::vector<Field>& fields,
+                    const std::string& sources, const std::string& scope) {
   std::string target = qualified(d.target_schema, d.target_table);
   std::string on_conflict = "DO NOTHING";
   if (!fields.empty())
@@ -145,13 +189,29 @@ std::string range_rewrite(const TransformDef& d, const std::vector<Field>& field
   return fmt::format(
       "WITH __trellis_src AS MATERIALIZED ({0}), __trellis_up AS (INSERT INTO {1} AS __t {2} "
       "SELECT * FROM __trellis_src ON CONFLICT {3} {4} RETURNING 1), __trellis_del AS (DELETE "
-      "FROM {1} AS __t WHERE ($1::text[] IS NULL OR {5}) AND ($2::text[] IS NULL OR {6}) AND NOT "
-      "EXISTS (SELECT 1 FROM __trellis_src __s WHERE {7}) RETURNING 1) SELECT (SELECT count(*) "
-      "FROM __trellis_src), (SELECT count(*) FROM __trellis_up), (SELECT count(*) FROM "
-      "__trellis_del)",
-      range_sources(d, fields), target, target_columns(d, fields), key_tuple(d.key, ""),
-      on_conflict, key_after(d.key, "__t", "$1::text[]"), key_at_most(d.key, "__t", "$2::text[]"),
-      key_equal(d.key, "__s", "__t"));
+      "FROM {1} AS __t WHERE {5} AND NOT EXISTS (SELECT 1 FROM __trellis_src __s WHERE {6}) "
+      "RETURNING 1) SELECT (SELECT count(*) FROM __trellis_src), (SELECT count(*) FROM "
+      "__trellis_up), (SELECT count(*) FROM __trellis_del)",
+      sources, target, target_columns(d, fields), key_tuple(d.target_key(), ""), on_conflict, scope,
+      target_key_equal(d, "__s", "__t"));
+}
+
+std::string range_rewrite(const TransformDef& d, const std::vector<Field>& fields) {
+  return rewrite(
+      d, fields, range_sources(d, fields),
+      fmt::format("($1::text[] IS NULL OR {}) AND ($2::text[] IS NULL OR {})",
+                  key_after(d.key, "__t", "$1::text[]"), key_at_most(d.key, "__t", "$2::text[]")));
+}
+
+// The re-derive when a join fans out: a source key has any number of
+// target rows, so the page's keys are rewritten as a range is (their
+// current rows upserted, their target rows that no longer match deleted).
+std::string fanned_derive(const TransformDef& d, const std::vector<Field>& fields) {
+  std::string page = fmt::format("(SELECT {} FROM {} p WHERE p.tbl = {})",
+                                 decode_key_columns(d.key, "p.key"), kPageTable, d.source_table_id);
+  std::string sources = fmt::format("{} WHERE {} IN {}{}", source_select(d, fields),
+                                    key_tuple(d.key, ident(d.alias)), page, where_filter(d));
+  return rewrite(d, fields, sources, fmt::format("{} IN {}", key_tuple(d.key, "__t"), page));
 }
 
 }  // namespace
@@ -161,6 +221,7 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   std::string target = qualified(d.target_schema, d.target_table);
   std::string source = qualified(d.source_schema, d.source_table);
   sql.create = {create_target(d)};
+  for (auto& index : create_fan_indexes(d)) sql.create.push_back(std::move(index));
   sql.drop = {"DROP TABLE IF EXISTS " + target};
   sql.steps = {lock_key_slots(d), derive(d, written_fields(d))};
   sql.build_steps = sql.steps;

@@ -94,10 +94,12 @@ namespace {
 // page lacks, from the rows `where` keeps.
 std::string page_insert(const TransformDef& d, const std::string& table, const std::string& where) {
   std::string key = encode_key(d.key, "__r");
+  // A target whose join fans out holds a source key in several rows.
+  bool distinct = d.fans_out() && table == qualified(d.target_schema, d.target_table);
   return fmt::format(
-      "INSERT INTO {} (tbl, key) SELECT {}, __e.key FROM (SELECT {} AS key FROM {} AS __r{}) __e "
-      "WHERE {}",
-      kPageTable, d.source_table_id, key, table, where,
+      "INSERT INTO {} (tbl, key) SELECT {}, __e.key FROM (SELECT {}{} AS key FROM {} AS __r{}) "
+      "__e WHERE {}",
+      kPageTable, d.source_table_id, distinct ? "DISTINCT " : "", key, table, where,
       page_lacks(std::to_string(d.source_table_id), "__e.key"));
 }
 

@@ -240,6 +240,31 @@ std::string to_one_on(Rng& rng, const Table& from, const std::string& from_alias
   return on;
 }
 
+// The ON of a join of `to` (as `to_alias`) onto `from` (as `from_alias`)
+// that fans out: a column of `to` outside its key equated with a column of
+// `from` of its kind, mostly `from`'s key (the children of a parent row),
+// else one of its columns (tiny values match many rows). "" when no kinds
+// meet; else `referencing` gets the column of `from` and `own` the column of
+// `to`, for their indexes.
+std::string fan_out_on(Rng& rng, const Table& from, const std::string& from_alias, const Table& to,
+                       const std::string& to_alias, std::vector<std::string>& referencing,
+                       std::vector<std::string>& own) {
+  bool by_key = chance(rng, 0.6);
+  std::vector<std::pair<Column, Column>> pairs;
+  for (const auto& c : to.columns) {
+    if (c.kind == Kind::other) continue;
+    for (const auto* list : {&from.key, &from.columns})
+      if ((list == &from.key) == by_key)
+        for (const auto& f : *list)
+          if (f.kind == c.kind) pairs.push_back({c, f});
+  }
+  if (pairs.empty()) return "";
+  auto [c, f] = pick(rng, pairs);
+  referencing = {f.name};
+  own = {c.name};
+  return fmt::format("{}.{} = {}.{}", to_alias, c.name, from_alias, f.name);
+}
+
 // Group columns: one or two readable columns, tiny ones preferred.
 std::vector<Column> group_columns(Rng& rng, const Relation& src) {
   std::vector<Column> cols;
@@ -329,27 +354,43 @@ std::vector<std::string> aggregate(Rng& rng, Transform& t, int index, const Rela
 }
 
 // A 1-1 or (`aggregate`) GROUP BY transform over `table` (as `a`) joining
-// one or two tables of the schema (itself included: a self join) to-one,
-// INNER or LEFT, as a star or a snowflake; the referencing indexes (and a
-// group index) are added to the schema, or the statement goes WITHOUT
-// SOURCE INDEX. False when no table can be joined.
+// one or two tables of the schema (itself included: a self join), INNER or
+// LEFT, as a star or a snowflake; in a 1-1 transform a join may fan out
+// (its target then holds `<alias>_<key column>` for the joined table's
+// key). The referencing indexes (and a group index) are added to the
+// schema, or the statement goes WITHOUT SOURCE INDEX. False when no table
+// can be joined.
 bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t table,
                       bool aggregate_it) {
   std::vector<std::pair<size_t, std::string>> scope{{table, "a"}};
   std::string from = schema.tables[table].name + " a";
   std::vector<std::pair<size_t, std::vector<std::string>>> indexes;
+  std::vector<Column> fan_key;  // the target's key columns after the source's
+  bool keyed = true;            // the target has a primary key
   size_t joins = chance(rng, 0.35) ? 2 : 1;
   for (size_t j = 0; j < joins; ++j) {
     std::string alias(1, static_cast<char>('b' + j));
     size_t to = static_cast<size_t>(uniform(rng, 0, schema.tables.size() - 1));
     auto [onto, onto_alias] = pick(rng, scope);  // star or snowflake
-    std::vector<std::string> referencing;
-    std::string on =
-        to_one_on(rng, schema.tables[onto], onto_alias, schema.tables[to], alias, referencing);
+    std::vector<std::string> referencing, own;
+    bool fans = !aggregate_it && chance(rng, 0.35);
+    std::string on = fans ? fan_out_on(rng, schema.tables[onto], onto_alias, schema.tables[to],
+                                       alias, referencing, own)
+                          : to_one_on(rng, schema.tables[onto], onto_alias, schema.tables[to],
+                                      alias, referencing);
     if (on.empty()) continue;
-    from += fmt::format(" {} {} {} ON {}", chance(rng, 0.5) ? "LEFT JOIN" : "JOIN",
-                        schema.tables[to].name, alias, on);
+    bool left = chance(rng, 0.5);
+    from += fmt::format(" {} {} {} ON {}", left ? "LEFT JOIN" : "JOIN", schema.tables[to].name,
+                        alias, on);
     indexes.push_back({onto, referencing});
+    if (fans) {
+      indexes.push_back({to, own});
+      for (auto c : schema.tables[to].key) {
+        c.name = alias + "_" + c.name;
+        fan_key.push_back(c);
+      }
+      keyed = keyed && !left;  // a LEFT JOIN's fan key may be NULL: no primary key
+    }
     t.joined.push_back(schema.tables[to].name);
     scope.push_back({to, alias});
   }
@@ -373,8 +414,10 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
     if (with_index && !groups.empty()) schema.tables[table].indexes.push_back(groups);
     return true;
   }
-  one_to_one(rng, t, index, src, schema.tables[table].key, from,
-             with_index ? "" : " WITHOUT SOURCE INDEX");
+  std::vector<Column> keys = schema.tables[table].key;
+  keys.insert(keys.end(), fan_key.begin(), fan_key.end());
+  one_to_one(rng, t, index, src, keys, from, with_index ? "" : " WITHOUT SOURCE INDEX");
+  if (!keyed) t.target.key.clear();
   return true;
 }
 
@@ -422,6 +465,7 @@ Program random_program(Rng& rng, Schema& schema, bool hot) {
     int up = static_cast<int>(uniform(rng, 0, i - 1));
     const Transform& u = p.transforms[static_cast<size_t>(up)];
     if (u.level >= 2 || readable(u.target).empty()) continue;
+    if (!u.aggregate && u.target.key.empty()) continue;  // no primary key to read it by
     Transform t;
     t.name = fmt::format("d{}", i);
     t.source = u.name;
