@@ -13,6 +13,7 @@ void build(Run& run);
 void refresh(Run& run);
 void idle(Run& run);
 void memory(Run& run);
+void join_fanout(Run& run);
 
 // The in-backend measure's fixture over `src`: the bare key-only statement
 // trigger (its triggers named key_ring_*) and the procedure write_loop(kind,

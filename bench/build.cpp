@@ -1,6 +1,7 @@
 // build: define-to-live of a populated source (10M rows in full mode, 30k in
 // quick mode, or --rows), for a 1-1 transform, 100 groups and many
-// groups, a 1-1 over a snowflake join and revenue per region over it, with
+// groups, a 1-1 over a snowflake join, revenue per region over it and a
+// join that fans out (grp_dim to its 10,000 src rows each), with
 // and without 2,000 single-row writes/s running. Compared with
 // CREATE TABLE AS of the same SELECT, without and with adding the primary
 // key the target has; reports the worker's peak RSS.
@@ -20,7 +21,8 @@ void build(Run& run) {
   auto timeout = std::chrono::seconds(3600);
   auto shapes = standard_shapes(run, rows);
   const auto& only = run.settings().shapes;
-  for (auto shape : {join_one_to_one_shape(100), join_groups_shape(100)})
+  for (auto shape :
+       {join_one_to_one_shape(100), join_groups_shape(100), join_fanout_shape(rows / 10000 + 1)})
     if (only.empty() || std::find(only.begin(), only.end(), shape.name) != only.end())
       shapes.push_back(shape);
   for (const auto& shape : shapes) {

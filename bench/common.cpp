@@ -231,6 +231,19 @@ Shape join_groups_shape(int64_t groups) {
           join_setup(groups)};
 }
 
+Shape join_fanout_shape(int64_t groups) {
+  return {"join_fanout",
+          groups,
+          "grp_rows",
+          "TRANSFORM grp_rows FROM grp_dim g JOIN src s ON s.grp = g.id SELECT g.label AS label, "
+          "s.amount * 2 AS twice",
+          "SELECT g.id, s.id AS s_id, g.label, s.amount * 2 AS twice FROM grp_dim g JOIN src s ON "
+          "s.grp = g.id",
+          "id, s_id",
+          {"label", "twice"},
+          join_setup(groups)};
+}
+
 std::vector<Shape> standard_shapes(const Run& run, int64_t rows) {
   std::vector<Shape> all{
       one_to_one_shape(), aggregate_shape(100),

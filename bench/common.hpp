@@ -132,6 +132,9 @@ Shape aggregate_shape(int64_t groups);
 // `join_groups`: revenue per region over the join.
 Shape join_one_to_one_shape(int64_t groups);
 Shape join_groups_shape(int64_t groups);
+// `join_fanout`: grp_dim joined to the src rows of its group, a join that
+// fans out (one target row per pair, keyed id, s_id).
+Shape join_fanout_shape(int64_t groups);
 // one_to_one, 100 groups, and "many" groups (100k in full mode, rows / 10 in quick).
 std::vector<Shape> standard_shapes(const Run& run, int64_t rows);
 

@@ -23,9 +23,9 @@ namespace {
 using namespace trellis::bench;
 
 const std::vector<std::pair<std::string, std::function<void(Run&)>>> kBenchmarks = {
-    {"write_tax", write_tax}, {"throughput", throughput}, {"latency", latency},
-    {"build", build},         {"refresh", refresh},       {"idle", idle},
-    {"memory", memory},
+    {"write_tax", write_tax}, {"throughput", throughput},   {"latency", latency},
+    {"build", build},         {"refresh", refresh},         {"idle", idle},
+    {"memory", memory},       {"join_fanout", join_fanout},
 };
 
 std::string cpu_model() {

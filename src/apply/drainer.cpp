@@ -127,7 +127,10 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
     if (d.shape == catalog::Shape::one_to_one) w.one_to_one = d;
     page.work.push_back(std::move(w));
   }
-  if (!all_keys.empty()) conn.pipeline(all_keys);
+  if (all_keys.empty()) return page;
+  int64_t added = 0;
+  for (const auto& r : conn.pipeline(all_keys)) added += r.affected();
+  if (added > compile::DrainSql::kAnalyzePageAbove) conn.exec(sql_.analyze_page);
   return page;
 }
 

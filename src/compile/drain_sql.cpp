@@ -83,6 +83,7 @@ DrainSql compile_drain(const std::string& cs) {
     s.fill_page.push_back(fill("bucket = ($1::int2[])[1]"));  // an equality: index order
     s.fill_pages.push_back(fill("bucket = ANY($1::int2[])"));
   }
+  s.analyze_page = fmt::format("ANALYZE {}", kPageTable);
   s.before_fill = {"SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_sort = off",
                    "SET LOCAL enable_nestloop = off"};
   s.after_fill = {"RESET enable_bitmapscan", "RESET enable_sort", "RESET enable_nestloop"};

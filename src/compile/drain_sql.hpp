@@ -47,6 +47,13 @@ struct DrainSql {
   // statement only, and sent with it in one pipeline.
   std::vector<std::string> before_fill;
   std::vector<std::string> after_fill;
+  // After the keys of a joined table were mapped to more than
+  // kAnalyzePageAbove source keys (a dimension row read by many rows): the
+  // page table, never analysed, is estimated at a few hundred rows, so the
+  // re-derive would probe the source and the target once per key by index;
+  // with statistics it hashes them (100,000 keys: 2.1 s by index).
+  std::string analyze_page;
+  static constexpr int64_t kAnalyzePageAbove = 20000;
   std::string finish_page;   // $1 seg, $2 buckets, $3 cursor, $4 done, $5 fed downstream
   std::string fail_bucket;   // $1 seg, $2 buckets: release with backoff
   std::string retry_bucket;  // $1 seg, $2 buckets, $3 ms: release, retry after $3 ms
