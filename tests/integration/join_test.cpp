@@ -243,6 +243,48 @@ TEST_F(Join, AMovedFanningRowWaitsForAReDeriveThatPredatesTheMove) {
   EXPECT_EQ(query("SELECT id FROM f_view").get(0, 0), "2");
 }
 
+// A line whose field fails (a division by zero) holds its order's key in
+// quarantine: the order's other lines wait with it, every other order keeps
+// flowing, and once the line is fixed the release re-derives the order.
+TEST_F(Join, AFailingFannedRowHoldsItsSourceKeyUntilReleased) {
+  sql("CREATE TABLE f_orders (id int PRIMARY KEY, note text);"
+      "CREATE TABLE f_lines (id int PRIMARY KEY, order_id int, qty int);"
+      "CREATE INDEX ON f_lines (order_id);"
+      "INSERT INTO f_orders SELECT g, 'o' || g FROM generate_series(1, 20) g;"
+      "INSERT INTO f_lines SELECT g, g % 20 + 1, g FROM generate_series(1, 40) g;"
+      "INSERT INTO f_lines VALUES (100, 7, 0)");
+  auto t = start(2);
+  t->apply(
+      "TRANSFORM f_inv FROM f_orders o JOIN f_lines l ON l.order_id = o.id SELECT 1000 / l.qty AS "
+      "inv");
+  await_status(*t, "f_inv", "live");
+  auto held = [&] {
+    auto s = t->status("f_inv");
+    return s && s->held_keys ? s->held_keys->count : 0;
+  };
+  ASSERT_TRUE(eventually([&] { return held() == 1; }, std::chrono::seconds(60)));
+  auto page = t->sample_quarantined("f_inv", 10);
+  ASSERT_EQ(page.keys.size(), 1u);
+  EXPECT_EQ(page.keys[0].table, "public.f_orders");
+  EXPECT_EQ(page.keys[0].key, "[\"7\"]");
+  EXPECT_EQ(query("SELECT count(*) FROM f_inv WHERE id = 7").get_int(0, 0), 0);
+  // Another order's lines still flow, one of them moving in from order 7.
+  sql("UPDATE f_lines SET qty = 500 WHERE order_id = 3; UPDATE f_lines SET order_id = 3 WHERE id = "
+      "6");
+  EXPECT_TRUE(eventually(
+      [&] {
+        return query("SELECT count(*) FROM f_inv WHERE id = 3 AND (inv = 2 OR l_id = 6)")
+                   .get_int(0, 0) == 3;
+      },
+      std::chrono::seconds(30)));
+  sql("UPDATE f_lines SET qty = 4 WHERE id = 100");
+  t->release_key("f_inv", "f_orders", "7");
+  ASSERT_TRUE(eventually([&] { return held() == 0; }, std::chrono::seconds(30)));
+  await_converged(*t);
+  expect_oracle("f_inv");
+  EXPECT_EQ(query("SELECT inv FROM f_inv WHERE id = 7 AND l_id = 100").get_int(0, 0), 250);
+}
+
 TEST_F(Join, ADroppedReferencingIndexIsReportedAsAJoinGap) {
   create_tables();
   auto t = start(1);
