@@ -219,6 +219,25 @@ std::string fanned_derive(const TransformDef& d, const std::vector<Field>& field
   return rewrite(d, fields, sources, fmt::format("{} IN {}", key_tuple(d.key, "__t"), page));
 }
 
+// The source key ending the next build range (or keyset chunk) of about
+// $2 rows past $1, counted over the join when it fans out: a range then
+// writes about $2 target rows whatever the fan-out, so its transaction stays
+// short (a source key's rows are never split: one key with more rows is one
+// range). A long range would also hold back the promotion of every segment
+// sealed meanwhile (data path step 4), and so every target's freshness.
+std::string fanned_chunk_bound(const TransformDef& d) {
+  std::string a = ident(d.alias);
+  std::string cols = join<Column>(d.key, ", ", [&](const Column& c) {
+    return a + "." + ident(c.name) + " AS " + ident(c.name);
+  });
+  std::string order =
+      join<Column>(d.key, ", ", [&](const Column& c) { return a + "." + ident(c.name); });
+  return fmt::format(
+      "SELECT {} FROM (SELECT {} FROM {} WHERE $1::text[] IS NULL OR {} ORDER BY {} OFFSET "
+      "$2::int - 1 LIMIT 1) AS __r",
+      encode_key(d.key, "__r"), cols, d.from_clause(), key_after(d.key, a, "$1::text[]"), order);
+}
+
 }  // namespace
 
 TransformSql compile_one_to_one(const TransformDef& d) {
@@ -233,7 +252,7 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   sql.map_joined_keys = map_joined_keys(d);
   sql.page_all_held_keys = page_all_keys(d, target);
   sql.page_all_source_keys = page_all_keys(d, qualified(d.source_schema, d.source_table));
-  sql.source_chunk_bound = chunk_bound(d.key, source);
+  sql.source_chunk_bound = d.fans_out() ? fanned_chunk_bound(d) : chunk_bound(d.key, source);
   sql.sweep_chunk_bound = chunk_bound(d.key, target);
   sql.page_source_range = page_range(d, source);
   sql.page_sweep_range = page_range(d, target);

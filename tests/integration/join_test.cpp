@@ -285,6 +285,37 @@ TEST_F(Join, AFailingFannedRowHoldsItsSourceKeyUntilReleased) {
   EXPECT_EQ(query("SELECT inv FROM f_inv WHERE id = 7 AND l_id = 100").get_int(0, 0), 250);
 }
 
+// Build ranges over a join that fans out count the rows the join gives:
+// four orders of 300 lines each, ranges of 100 rows, so the first range
+// ends at the first order (by source rows alone it would be one open range
+// of all four orders, 1,200 rows in one transaction).
+TEST_F(Join, BuildRangesOverAFanningJoinCountTheJoinedRows) {
+  sql(kGateFunction);
+  sql("CREATE TABLE f_orders (id int PRIMARY KEY, note text);"
+      "CREATE TABLE f_lines (id int PRIMARY KEY, order_id int, qty int);"
+      "CREATE INDEX ON f_lines (order_id);"
+      "INSERT INTO f_orders SELECT g, 'o' || g FROM generate_series(1, 4) g;"
+      "INSERT INTO f_lines SELECT g, g % 4 + 1, g FROM generate_series(1, 1200) g");
+  auto gate = hold_gate(url_, kPositiveGate);
+  Options o = options(1);
+  o.build_range_rows = 100;
+  auto t = Trellis::connect(o);
+  t->apply(
+      "TRANSFORM f_big FROM f_orders o JOIN f_lines l ON l.order_id = o.id SELECT "
+      "public.gate(l.qty) AS q");
+  bool held = await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory");
+  std::string first_hi =
+      held ? query("SELECT coalesce(hi::text, 'open') FROM trellis.range_claims WHERE NOT done")
+                 .get(0, 0)
+           : "";
+  release_gate(*gate, kPositiveGate);
+  ASSERT_TRUE(held) << "no build range reached the gate";
+  EXPECT_EQ(first_hi, "{1}");
+  await_status(*t, "f_big", "live");
+  await_converged(*t);
+  expect_oracle("f_big");
+}
+
 TEST_F(Join, ADroppedReferencingIndexIsReportedAsAJoinGap) {
   create_tables();
   auto t = start(1);
