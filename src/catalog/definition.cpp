@@ -238,6 +238,13 @@ std::vector<TransformDef::FanColumn> TransformDef::fan_key() const {
   return out;
 }
 
+std::vector<Column> TransformDef::fan_key_of(const std::string& alias) const {
+  std::vector<Column> out;
+  for (const auto& f : fan_key())
+    if (f.alias == alias) out.push_back(f.column);
+  return out;
+}
+
 std::vector<Column> TransformDef::target_key() const {
   std::vector<Column> out = key;
   for (const auto& f : fan_key()) out.push_back(f.column);

@@ -181,6 +181,8 @@ struct TransformDef {
     bool nullable = false;  // the join is a LEFT JOIN
   };
   std::vector<FanColumn> fan_key() const;
+  // The target columns of fan_key() that hold join `alias`'s key.
+  std::vector<Column> fan_key_of(const std::string& alias) const;
   // The target's key: `key`, then fan_key()'s columns.
   std::vector<Column> target_key() const;
 };

@@ -83,9 +83,7 @@ JoinedKeyMap map_to_one(const TransformDef& d, size_t i) {
 // fan out).
 JoinedKeyMap map_fanning(const TransformDef& d, size_t i) {
   const JoinDef& j = d.joins[i];
-  std::vector<catalog::Column> held;
-  for (const auto& f : d.fan_key())
-    if (f.alias == j.alias) held.push_back(f.column);
+  std::vector<catalog::Column> held = d.fan_key_of(j.alias);
   std::string from = d.source_item();
   for (size_t k : ancestors(d, i)) from += join_item(d.joins[k], false);
   from += join_item(j, false);

@@ -51,11 +51,8 @@ std::vector<std::string> create_fan_indexes(const TransformDef& d) {
   std::vector<std::string> out;
   for (const auto& j : d.joins) {
     if (!j.fans) continue;
-    std::vector<Column> cols;
-    for (const auto& f : d.fan_key())
-      if (f.alias == j.alias) cols.push_back(f.column);
     out.push_back(fmt::format("CREATE INDEX ON {} {}", qualified(d.target_schema, d.target_table),
-                              key_tuple(cols, "")));
+                              key_tuple(d.fan_key_of(j.alias), "")));
   }
   return out;
 }
@@ -212,8 +209,7 @@ std::string range_rewrite(const TransformDef& d, const std::vector<Field>& field
 // target rows, so the page's keys are rewritten as a range is (their
 // current rows upserted, their target rows that no longer match deleted).
 std::string fanned_derive(const TransformDef& d, const std::vector<Field>& fields) {
-  std::string page = fmt::format("(SELECT {} FROM {} p WHERE p.tbl = {})",
-                                 decode_key_columns(d.key, "p.key"), kPageTable, d.source_table_id);
+  std::string page = "(" + page_keys_cte(d) + ")";
   std::string sources = fmt::format("{} WHERE {} IN {}{}", source_select(d, fields),
                                     key_tuple(d.key, ident(d.alias)), page, where_filter(d));
   return rewrite(d, fields, sources, fmt::format("{} IN {}", key_tuple(d.key, "__t"), page));
@@ -226,16 +222,7 @@ std::string fanned_derive(const TransformDef& d, const std::vector<Field>& field
 // range). A long range would also hold back the promotion of every segment
 // sealed meanwhile (data path step 4), and so every target's freshness.
 std::string fanned_chunk_bound(const TransformDef& d) {
-  std::string a = ident(d.alias);
-  std::string cols = join<Column>(d.key, ", ", [&](const Column& c) {
-    return a + "." + ident(c.name) + " AS " + ident(c.name);
-  });
-  std::string order =
-      join<Column>(d.key, ", ", [&](const Column& c) { return a + "." + ident(c.name); });
-  return fmt::format(
-      "SELECT {} FROM (SELECT {} FROM {} WHERE $1::text[] IS NULL OR {} ORDER BY {} OFFSET "
-      "$2::int - 1 LIMIT 1) AS __r",
-      encode_key(d.key, "__r"), cols, d.from_clause(), key_after(d.key, a, "$1::text[]"), order);
+  return chunk_bound_over(d.key, d.from_clause(), ident(d.alias));
 }
 
 }  // namespace

@@ -74,13 +74,18 @@ std::string changed_from(const Field& f, const std::string& source) {
 
 // The inner SELECT reads only the key columns, so the rows OFFSET skips are
 // not encoded (an index-only scan where the visibility map allows).
-std::string chunk_bound(const std::vector<Column>& key, const std::string& table) {
+std::string chunk_bound_over(const std::vector<Column>& key, const std::string& from,
+                             const std::string& alias) {
   std::string cols =
-      join<Column>(key, ", ", [](const Column& c) { return "__r." + ident(c.name); });
+      join<Column>(key, ", ", [&](const Column& c) { return alias + "." + ident(c.name); });
   return fmt::format(
-      "SELECT {} FROM (SELECT {} FROM {} AS __r WHERE $1::text[] IS NULL OR {} ORDER BY {} OFFSET "
+      "SELECT {} FROM (SELECT {} FROM {} WHERE $1::text[] IS NULL OR {} ORDER BY {} OFFSET "
       "$2::int - 1 LIMIT 1) AS __r",
-      encode_key(key, "__r"), cols, table, key_after(key, "__r", "$1::text[]"), cols);
+      encode_key(key, "__r"), cols, from, key_after(key, alias, "$1::text[]"), cols);
+}
+
+std::string chunk_bound(const std::vector<Column>& key, const std::string& table) {
+  return chunk_bound_over(key, table + " AS __r", "__r");
 }
 
 std::string page_lacks(const std::string& table_expr, const std::string& key_expr) {

@@ -26,6 +26,10 @@ std::string changed_from(const catalog::Field& f, const std::string& source);
 std::string changed(const catalog::Field& f);
 // See TransformSql: the chunk's last key after $1 in `table`'s key order.
 std::string chunk_bound(const std::vector<catalog::Column>& key, const std::string& table);
+// The same over the rows of a FROM clause `from` whose key columns are
+// read as `alias`.col (each key counted once per row it gives).
+std::string chunk_bound_over(const std::vector<catalog::Column>& key, const std::string& from,
+                             const std::string& alias);
 // Fills the page with `table`'s keys in ($1, $2] that it lacks.
 std::string page_range(const catalog::TransformDef& d, const std::string& table);
 // Fills the page with every key `table` holds that it lacks.

@@ -115,6 +115,12 @@ class Join : public TrellisTest {
         "INSERT INTO j_cust SELECT g, 'c' || g, g % 7 + 1 FROM generate_series(1, 30) g;"
         "INSERT INTO j_orders SELECT g, g % 13 + 1, g FROM generate_series(1, 30) g");
   }
+  // f_orders and their f_lines (a join from the orders fans out), empty.
+  void create_orders_with_lines() {
+    sql("CREATE TABLE f_orders (id int PRIMARY KEY, note text);"
+        "CREATE TABLE f_lines (id int PRIMARY KEY, order_id int, qty int);"
+        "CREATE INDEX ON f_lines (order_id)");
+  }
   void create_lines() {
     sql("CREATE TABLE j_lines (id int PRIMARY KEY, order_id int, qty int);"
         "CREATE INDEX ON j_lines (order_id);"
@@ -212,15 +218,13 @@ TEST_F(Join, FanningJoinsConvergeUnderWritersOnEveryTable) {
 // segment's fence).
 TEST_F(Join, AMovedFanningRowWaitsForAReDeriveThatPredatesTheMove) {
   sql(kFirstGateFunction);
-  sql("CREATE TABLE f_orders (id int PRIMARY KEY, note text);"
-      "CREATE TABLE f_lines (id int PRIMARY KEY, order_id int, v int);"
-      "CREATE INDEX ON f_lines (order_id);"
-      "INSERT INTO f_orders VALUES (1, 'a'), (2, 'b')");
+  create_orders_with_lines();
+  sql("INSERT INTO f_orders VALUES (1, 'a'), (2, 'b')");
   {
     auto t = start(1);
     t->apply(
         "TRANSFORM f_view FROM f_orders o JOIN f_lines l ON l.order_id = o.id SELECT "
-        "public.first_gate(l.v) AS v");
+        "public.first_gate(l.qty) AS v");
     await_status(*t, "f_view", "live");
     await_converged(*t);
   }
@@ -247,10 +251,8 @@ TEST_F(Join, AMovedFanningRowWaitsForAReDeriveThatPredatesTheMove) {
 // quarantine: the order's other lines wait with it, every other order keeps
 // flowing, and once the line is fixed the release re-derives the order.
 TEST_F(Join, AFailingFannedRowHoldsItsSourceKeyUntilReleased) {
-  sql("CREATE TABLE f_orders (id int PRIMARY KEY, note text);"
-      "CREATE TABLE f_lines (id int PRIMARY KEY, order_id int, qty int);"
-      "CREATE INDEX ON f_lines (order_id);"
-      "INSERT INTO f_orders SELECT g, 'o' || g FROM generate_series(1, 20) g;"
+  create_orders_with_lines();
+  sql("INSERT INTO f_orders SELECT g, 'o' || g FROM generate_series(1, 20) g;"
       "INSERT INTO f_lines SELECT g, g % 20 + 1, g FROM generate_series(1, 40) g;"
       "INSERT INTO f_lines VALUES (100, 7, 0)");
   auto t = start(2);
@@ -291,10 +293,8 @@ TEST_F(Join, AFailingFannedRowHoldsItsSourceKeyUntilReleased) {
 // of all four orders, 1,200 rows in one transaction).
 TEST_F(Join, BuildRangesOverAFanningJoinCountTheJoinedRows) {
   sql(kGateFunction);
-  sql("CREATE TABLE f_orders (id int PRIMARY KEY, note text);"
-      "CREATE TABLE f_lines (id int PRIMARY KEY, order_id int, qty int);"
-      "CREATE INDEX ON f_lines (order_id);"
-      "INSERT INTO f_orders SELECT g, 'o' || g FROM generate_series(1, 4) g;"
+  create_orders_with_lines();
+  sql("INSERT INTO f_orders SELECT g, 'o' || g FROM generate_series(1, 4) g;"
       "INSERT INTO f_lines SELECT g, g % 4 + 1, g FROM generate_series(1, 1200) g");
   auto gate = hold_gate(url_, kPositiveGate);
   Options o = options(1);
