@@ -166,8 +166,9 @@ void check_field_names(const TransformStmt& stmt, const std::vector<Column>& tak
   }
 }
 
-// The key columns a join that fans out adds to the target (catalog
-// fan_column_name): unique, short enough, and only in 1-1 transforms.
+// The key columns a join that fans out adds: to a 1-1 target (catalog
+// fan_column_name), unique and short enough; to an aggregate's ledger
+// (catalog ledger_fan_column_name), short enough.
 void check_fan_key(const TransformStmt& stmt, const TransformDef& def, bool aggregate) {
   std::set<std::string> seen;
   for (const auto& k : def.key) seen.insert(k.name);
@@ -176,22 +177,15 @@ void check_fan_key(const TransformStmt& stmt, const TransformDef& def, bool aggr
     if (!j.fans) continue;
     std::string at = where_at(stmt, stmt.joins[i].position);
     std::string join = fmt::format("JOIN {} AS {} at {}", j.name(), j.alias, at);
-    std::string pk = base::join<Column>(j.key, ", ", [](const Column& c) { return c.name; });
-    if (aggregate)
-      refuse(ErrorCode::validation,
-             fmt::format("{} fans out (its ON does not equate the primary key ({}) of {}), and "
-                         "an aggregate over a join that fans out is not supported yet; equate "
-                         "every primary key column, or define a 1-1 transform over the join and "
-                         "aggregate its target",
-                         join, pk, j.name()));
     for (const auto& k : j.key) {
-      std::string name = catalog::fan_column_name(j, k);
+      std::string name =
+          aggregate ? catalog::ledger_fan_column_name(j, k) : catalog::fan_column_name(j, k);
       if (name.size() > 63)
         refuse(ErrorCode::validation,
-               fmt::format("{} fans out, so the target holds its key column {} as \"{}\", "
+               fmt::format("{} fans out, so the {} holds its key column {} as \"{}\", "
                            "which is longer than 63 bytes; give the join a shorter alias",
-                           join, k.name, name));
-      if (!seen.insert(name).second)
+                           join, aggregate ? "ledger" : "target", k.name, name));
+      if (!aggregate && !seen.insert(name).second)
         refuse(ErrorCode::validation,
                fmt::format("{} fans out, so the target holds its key column {} as \"{}\", "
                            "which another key column of the target already is; give the join "

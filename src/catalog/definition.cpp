@@ -221,28 +221,40 @@ std::string fan_column_name(const JoinDef& j, const Column& c) {
   return j.alias + "_" + c.name;
 }
 
+std::string ledger_fan_column_name(const JoinDef& j, const Column& c) {
+  return "__key." + j.alias + "." + c.name;
+}
+
 bool TransformDef::fans_out() const {
   return std::any_of(joins.begin(), joins.end(), [](const JoinDef& j) { return j.fans; });
 }
 
-std::vector<TransformDef::FanColumn> TransformDef::fan_key() const {
-  std::vector<FanColumn> out;
+namespace {
+
+// Each fanning join's key columns, in FROM order, named by `name`.
+std::vector<TransformDef::FanColumn> fan_columns(const std::vector<JoinDef>& joins,
+                                                 std::string (*name)(const JoinDef&,
+                                                                     const Column&)) {
+  std::vector<TransformDef::FanColumn> out;
   for (const auto& j : joins) {
     if (!j.fans) continue;
     for (const auto& k : j.key) {
       Column c = k;
-      c.name = fan_column_name(j, k);
+      c.name = name(j, k);
       out.push_back({c, j.alias, k.name, j.left_outer});
     }
   }
   return out;
 }
 
-std::vector<Column> TransformDef::fan_key_of(const std::string& alias) const {
-  std::vector<Column> out;
-  for (const auto& f : fan_key())
-    if (f.alias == alias) out.push_back(f.column);
-  return out;
+}  // namespace
+
+std::vector<TransformDef::FanColumn> TransformDef::fan_key() const {
+  return fan_columns(joins, fan_column_name);
+}
+
+std::vector<TransformDef::FanColumn> TransformDef::ledger_fan_key() const {
+  return fan_columns(joins, ledger_fan_column_name);
 }
 
 std::vector<Column> TransformDef::target_key() const {

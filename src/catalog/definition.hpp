@@ -95,6 +95,10 @@ struct JoinDef {
 // The target column holding column `c` of fanning join `j`'s key:
 // `<alias>_<column>`.
 std::string fan_column_name(const JoinDef& j, const Column& c);
+// The ledger column holding column `c` of fanning join `j`'s key in an
+// aggregate: `__key.<alias>.<column>` ("__" names are reserved, so it
+// never meets a source or group column the ledger holds).
+std::string ledger_fan_column_name(const JoinDef& j, const Column& c);
 
 // How a definition's FROM clause is written, in the statement language and
 // in SQL alike: `a.col = o.col AND ...` over the equalities `on` of join `j`,
@@ -181,8 +185,9 @@ struct TransformDef {
     bool nullable = false;  // the join is a LEFT JOIN
   };
   std::vector<FanColumn> fan_key() const;
-  // The target columns of fan_key() that hold join `alias`'s key.
-  std::vector<Column> fan_key_of(const std::string& alias) const;
+  // The same named as an aggregate's ledger holds them
+  // (ledger_fan_column_name): the ledger's key is `key`, then these.
+  std::vector<FanColumn> ledger_fan_key() const;
   // The target's key: `key`, then fan_key()'s columns.
   std::vector<Column> target_key() const;
 };

@@ -158,6 +158,15 @@ std::vector<Column> ledger_columns(const TransformDef& d) {
   return cols;
 }
 
+// The ledger's key: the source key, then, over a join that fans out, each
+// fanning table's key (one entry per match, as the join gives them).
+std::vector<Column> ledger_key(const TransformDef& d) {
+  return fanned_key(d.key, d.ledger_fan_key());
+}
+std::string ledger_key_equal(const TransformDef& d, const std::string& a, const std::string& b) {
+  return fanned_key_equal(d.key, d.ledger_fan_key(), a, b);
+}
+
 std::string target(const TransformDef& d) {
   return qualified(d.target_schema, d.target_table);
 }
@@ -172,15 +181,18 @@ std::vector<std::string> create(const TransformDef& d) {
   cols += state_columns_ddl(d);
   std::string ledger_cols;
   for (const auto& k : d.key) ledger_cols += column_ddl(k, true) + ", ";
+  for (const auto& f : d.ledger_fan_key()) ledger_cols += column_ddl(f.column, !f.nullable) + ", ";
   for (const auto& c : ledger_columns(d)) ledger_cols += column_ddl(c, false) + ", ";
   std::vector<std::string> out = {
       fmt::format("CREATE TABLE {} ({}\"__group\" {} NOT NULL PRIMARY KEY{})", target(d), cols,
                   group_type(d),
                   d.group.empty() ? "" : ", UNIQUE NULLS NOT DISTINCT " + key_tuple(d.group, "")),
       fmt::format("CREATE TABLE {} ({}\"__ledger_group\" {}, \"__present\" bool NOT NULL DEFAULT "
-                  "false, PRIMARY KEY {})",
-                  ledger(d), ledger_cols, group_type(d), key_tuple(d.key, "")),
+                  "false, {})",
+                  ledger(d), ledger_cols, group_type(d),
+                  fanned_key_constraint(d.key, d.ledger_fan_key())),
       fmt::format("CREATE INDEX ON {} (\"__ledger_group\")", ledger(d))};
+  for (auto& index : fan_indexes(ledger(d), d.ledger_fan_key())) out.push_back(std::move(index));
   for (auto& index : extreme_indexes(d)) out.push_back(std::move(index));
   return out;
 }
@@ -219,7 +231,7 @@ std::string touched_groups(const TransformDef& d, bool with_deltas) {
 // entries out until commit, so the ctids stay theirs.
 std::string old_entries(const TransformDef& d, bool with_deltas) {
   std::string alias = ident(d.alias);
-  std::vector<Column> stored = d.key;
+  std::vector<Column> stored = ledger_key(d);
   for (const auto& c : ledger_columns(d)) stored.push_back(c);
   std::string cols =
       join<Column>(stored, ", ", [&](const Column& c) { return alias + "." + ident(c.name); });
@@ -241,10 +253,13 @@ std::string old_entries(const TransformDef& d, bool with_deltas) {
 // group, over the source's alias.
 std::string entry_columns(const TransformDef& d) {
   std::string alias = ident(d.alias);
-  std::vector<Column> stored = d.key;
+  std::vector<Column> stored = ledger_key(d);
   for (const auto& c : ledger_columns(d)) stored.push_back(c);
   auto joined = joined_ledger_columns(d);
+  auto fan = d.ledger_fan_key();
   auto value = [&](const Column& c) {
+    for (const auto& f : fan)
+      if (f.column.name == c.name) return ident(f.alias) + "." + ident(f.joined_column);
     for (size_t i = 0; i < d.group.size(); ++i)
       if (d.group[i].name == c.name) return group_value(d, i, alias);
     for (const auto& j : joined)
@@ -272,7 +287,8 @@ std::string entry_sources(const TransformDef& d) {
 
 // The ledger's columns, as an INSERT's column list.
 std::string ledger_column_list(const TransformDef& d) {
-  std::string cols = join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); });
+  std::string cols =
+      join<Column>(ledger_key(d), ", ", [](const Column& c) { return ident(c.name); });
   for (const auto& c : ledger_columns(d)) cols += ", " + ident(c.name);
   return "(" + cols + ", \"__ledger_group\", \"__present\")";
 }
@@ -302,7 +318,7 @@ std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
       "__trellis_del AS (DELETE FROM {4} __l USING __trellis_old __o WHERE __l.ctid = "
       "__o.\"__ctid\" AND NOT EXISTS (SELECT 1 FROM __trellis_src __s WHERE {6})) SELECT 1",
       page_keys_cte(d), entry_sources(d), old_entries(d, with_deltas && d.any_incremental()),
-      touched_groups(d, with_deltas), ledger(d), sets, key_equal(d.key, "__o", "__s"), differs,
+      touched_groups(d, with_deltas), ledger(d), sets, ledger_key_equal(d, "__o", "__s"), differs,
       ledger_column_list(d));
 }
 
@@ -341,9 +357,9 @@ std::string range_rewrite_entries(const TransformDef& d) {
       "AND ($2::text[] IS NULL OR {8}) AND NOT EXISTS (SELECT 1 FROM __trellis_src __s WHERE {9}) "
       "RETURNING 1) SELECT (SELECT count(*) FROM __trellis_src), (SELECT count(*) FROM "
       "__trellis_up), (SELECT count(*) FROM __trellis_del)",
-      range_entry_sources(d), ledger(d), ledger_column_list(d), key_tuple(d.key, ""), sets, old_row,
-      new_row, key_after(d.key, "__l", "$1::text[]"), key_at_most(d.key, "__l", "$2::text[]"),
-      key_equal(d.key, "__s", "__l"));
+      range_entry_sources(d), ledger(d), ledger_column_list(d), key_tuple(ledger_key(d), ""), sets,
+      old_row, new_row, key_after(d.key, "__l", "$1::text[]"),
+      key_at_most(d.key, "__l", "$2::text[]"), ledger_key_equal(d, "__s", "__l"));
 }
 
 std::string lock_groups(const TransformDef& d) {
@@ -691,7 +707,10 @@ TransformSql compile_aggregate(const TransformDef& d) {
       group_param(d, "$2"));
   sql.page_all_held_keys = page_all_keys(d, ledger(d));
   sql.page_all_source_keys = page_all_keys(d, source);
-  sql.source_chunk_bound = chunk_bound(d.key, source);
+  // Over a join that fans out, a range ends after about range_rows rows of
+  // the join (one_to_one.cpp, fanned_chunk_bound).
+  sql.source_chunk_bound = d.fans_out() ? chunk_bound_over(d.key, d.from_clause(), ident(d.alias))
+                                        : chunk_bound(d.key, source);
   sql.sweep_chunk_bound = chunk_bound(d.key, ledger(d));
   sql.page_source_range = page_range(d, source);
   sql.page_sweep_range = page_range(d, ledger(d));
@@ -702,7 +721,7 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.group_range_rewrite = group_range_rewrite(d);
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
   sql.oracle_select = grouped_select(d, "", false, where, nullptr, d.fields);
-  sql.map_joined_keys = map_joined_keys(d);
+  sql.map_joined_keys = map_joined_keys(d, ledger(d), d.ledger_fan_key());
   return sql;
 }
 

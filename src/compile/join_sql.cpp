@@ -74,33 +74,36 @@ JoinedKeyMap map_to_one(const TransformDef& d, size_t i) {
 // A join that fans out: its key is not what its ON equates, so the walk
 // cannot start from the staged key alone. A changed row reaches the source
 // rows the target holds it for (its row before the change: the target's
-// fan key columns) and the source rows its current row matches (the live
+// fan key columns, or the ledger's) and the source rows its current row matches (the live
 // table, from its key, to the tables before it). The target read misses
 // no row a re-derive from before the change wrote: the change's segment is
 // promoted only once every transaction older than its fence has ended, and
 // every writer of target rows takes its xid (a page or claim write) before
 // the snapshot it reads the tables in (docs/architecture.md, joins that
 // fan out).
-JoinedKeyMap map_fanning(const TransformDef& d, size_t i) {
+JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::string& held_table,
+                         const std::vector<TransformDef::FanColumn>& held_fan) {
   const JoinDef& j = d.joins[i];
-  std::vector<catalog::Column> held = d.fan_key_of(j.alias);
+  std::vector<catalog::Column> held;
+  for (const auto& f : held_fan)
+    if (f.alias == j.alias) held.push_back(f.column);
   std::string from = d.source_item();
   for (size_t k : ancestors(d, i)) from += join_item(d.joins[k], false);
   from += join_item(j, false);
   std::string rows = fmt::format(
       "SELECT {} AS key FROM {} __t WHERE {} IN {} UNION SELECT {} FROM {} WHERE {} IN {}",
-      encode_key(d.key, "__t"), qualified(d.target_schema, d.target_table), key_tuple(held, "__t"),
-      page_keys_of(j), encode_key(d.key, ident(d.alias)), from, key_tuple(j.key, ident(j.alias)),
-      page_keys_of(j));
+      encode_key(d.key, "__t"), held_table, key_tuple(held, "__t"), page_keys_of(j),
+      encode_key(d.key, ident(d.alias)), from, key_tuple(j.key, ident(j.alias)), page_keys_of(j));
   return {j.table_id, add_to_page(d, rows)};
 }
 
 }  // namespace
 
-std::vector<JoinedKeyMap> map_joined_keys(const TransformDef& d) {
+std::vector<JoinedKeyMap> map_joined_keys(const TransformDef& d, const std::string& held_table,
+                                          const std::vector<TransformDef::FanColumn>& held_fan) {
   std::vector<JoinedKeyMap> out;
   for (size_t i = 0; i < d.joins.size(); ++i)
-    out.push_back(d.joins[i].fans ? map_fanning(d, i) : map_to_one(d, i));
+    out.push_back(d.joins[i].fans ? map_fanning(d, i, held_table, held_fan) : map_to_one(d, i));
   return out;
 }
 

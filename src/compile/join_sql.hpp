@@ -20,11 +20,15 @@ namespace trellis::compile {
 // key changed (capture stages the old key too), still leads to the rows that
 // read it. ON equalities over other columns are left out, which can only add
 // keys. `first` is the join's captured table id.
-// A join that fans out maps differently (join_sql.cpp, map_fanning).
+// A join that fans out maps differently (join_sql.cpp, map_fanning): through
+// `held_table` (the target or the ledger), which holds its key in the
+// columns `held_fan` (the definition's fan key as that table names it).
 struct JoinedKeyMap {
   int table_id = 0;
   std::string sql;
 };
-std::vector<JoinedKeyMap> map_joined_keys(const catalog::TransformDef& d);
+std::vector<JoinedKeyMap> map_joined_keys(
+    const catalog::TransformDef& d, const std::string& held_table,
+    const std::vector<catalog::TransformDef::FanColumn>& held_fan);
 
 }  // namespace trellis::compile

@@ -25,50 +25,20 @@ using catalog::TransformDef;
 
 namespace {
 
-// The target keyed by target_key(): a primary key, or, when a LEFT JOIN
-// that fans out leaves its key columns NULL for a row without a match, a
-// unique constraint under which NULLs are equal (NULLS NOT DISTINCT).
+// The target, keyed by the source key and the fan key (fanned_key).
 std::string create_target(const TransformDef& d) {
   std::vector<std::string> cols;
   for (const auto& k : d.key) cols.push_back(column_ddl(k, true));
-  bool nullable_key = false;
-  for (const auto& f : d.fan_key()) {
-    cols.push_back(column_ddl(f.column, !f.nullable));
-    nullable_key = nullable_key || f.nullable;
-  }
+  for (const auto& f : d.fan_key()) cols.push_back(column_ddl(f.column, !f.nullable));
   for (const auto& f : d.fields) cols.push_back(column_ddl(f.column, false));
   std::string body;
   for (const auto& c : cols) body += c + ", ";
-  return fmt::format("CREATE TABLE {} ({}{} {})", qualified(d.target_schema, d.target_table), body,
-                     nullable_key ? "UNIQUE NULLS NOT DISTINCT" : "PRIMARY KEY",
-                     key_tuple(d.target_key(), ""));
+  return fmt::format("CREATE TABLE {} ({}{})", qualified(d.target_schema, d.target_table), body,
+                     fanned_key_constraint(d.key, d.fan_key()));
 }
 
-// One index per join that fans out, on its key columns in the target: a
-// change of that table finds the target rows that hold its old row
-// (join_sql.hpp).
-std::vector<std::string> create_fan_indexes(const TransformDef& d) {
-  std::vector<std::string> out;
-  for (const auto& j : d.joins) {
-    if (!j.fans) continue;
-    out.push_back(fmt::format("CREATE INDEX ON {} {}", qualified(d.target_schema, d.target_table),
-                              key_tuple(d.fan_key_of(j.alias), "")));
-  }
-  return out;
-}
-
-// Target key equality of rows `a` and `b`, in a form a hash join can use:
-// the source key and an INNER fanning join's key by `=`; a LEFT one's, NULL
-// in a row without a match, as one-element arrays, whose `=` holds for two
-// NULLs (IS NOT DISTINCT FROM cannot be hashed, and an anti join by it over
-// the 10,000 rows of one source key is quadratic).
 std::string target_key_equal(const TransformDef& d, const std::string& a, const std::string& b) {
-  std::string out = key_equal(d.key, a, b);
-  for (const auto& f : d.fan_key())
-    out += f.nullable
-               ? fmt::format(" AND ARRAY[{0}.{2}] = ARRAY[{1}.{2}]", a, b, ident(f.column.name))
-               : fmt::format(" AND {0}.{2} = {1}.{2}", a, b, ident(f.column.name));
-  return out;
+  return fanned_key_equal(d.key, d.fan_key(), a, b);
 }
 
 // SELECT <key>, <fields>[, <extra>] FROM the source under its alias.
@@ -232,11 +202,11 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   std::string target = qualified(d.target_schema, d.target_table);
   std::string source = qualified(d.source_schema, d.source_table);
   sql.create = {create_target(d)};
-  for (auto& index : create_fan_indexes(d)) sql.create.push_back(std::move(index));
+  for (auto& index : fan_indexes(target, d.fan_key())) sql.create.push_back(std::move(index));
   sql.drop = {"DROP TABLE IF EXISTS " + target};
   sql.steps = {lock_key_slots(d), derive(d, written_fields(d))};
   sql.build_steps = sql.steps;
-  sql.map_joined_keys = map_joined_keys(d);
+  sql.map_joined_keys = map_joined_keys(d, target, d.fan_key());
   sql.page_all_held_keys = page_all_keys(d, target);
   sql.page_all_source_keys = page_all_keys(d, qualified(d.source_schema, d.source_table));
   sql.source_chunk_bound = d.fans_out() ? fanned_chunk_bound(d) : chunk_bound(d.key, source);

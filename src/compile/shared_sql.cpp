@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/sql_text.hpp"
 #include "catalog/ring_geometry.hpp"
 #include "compile/key_codec.hpp"
@@ -72,6 +74,44 @@ std::string changed_from(const Field& f, const std::string& source) {
   return fmt::format("__t.{0}::text IS DISTINCT FROM {1}.{0}::text", ident(f.name), source);
 }
 
+std::vector<Column> fanned_key(const std::vector<Column>& key,
+                               const std::vector<catalog::TransformDef::FanColumn>& fan) {
+  std::vector<Column> out = key;
+  for (const auto& f : fan) out.push_back(f.column);
+  return out;
+}
+
+std::string fanned_key_constraint(const std::vector<Column>& key,
+                                  const std::vector<catalog::TransformDef::FanColumn>& fan) {
+  bool nullable = std::any_of(fan.begin(), fan.end(), [](const auto& f) { return f.nullable; });
+  return (nullable ? "UNIQUE NULLS NOT DISTINCT " : "PRIMARY KEY ") +
+         key_tuple(fanned_key(key, fan), "");
+}
+
+std::vector<std::string> fan_indexes(const std::string& table,
+                                     const std::vector<catalog::TransformDef::FanColumn>& fan) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < fan.size();) {
+    std::vector<Column> cols;
+    size_t j = i;
+    for (; j < fan.size() && fan[j].alias == fan[i].alias; ++j) cols.push_back(fan[j].column);
+    out.push_back(fmt::format("CREATE INDEX ON {} {}", table, key_tuple(cols, "")));
+    i = j;
+  }
+  return out;
+}
+
+std::string fanned_key_equal(const std::vector<Column>& key,
+                             const std::vector<catalog::TransformDef::FanColumn>& fan,
+                             const std::string& a, const std::string& b) {
+  std::string out = key_equal(key, a, b);
+  for (const auto& f : fan)
+    out += f.nullable
+               ? fmt::format(" AND ARRAY[{0}.{2}] = ARRAY[{1}.{2}]", a, b, ident(f.column.name))
+               : fmt::format(" AND {0}.{2} = {1}.{2}", a, b, ident(f.column.name));
+  return out;
+}
+
 // The inner SELECT reads only the key columns, so the rows OFFSET skips are
 // not encoded (an index-only scan where the visibility map allows).
 std::string chunk_bound_over(const std::vector<Column>& key, const std::string& from,
@@ -99,8 +139,9 @@ namespace {
 // page lacks, from the rows `where` keeps.
 std::string page_insert(const TransformDef& d, const std::string& table, const std::string& where) {
   std::string key = encode_key(d.key, "__r");
-  // A target whose join fans out holds a source key in several rows.
-  bool distinct = d.fans_out() && table == qualified(d.target_schema, d.target_table);
+  // A target or ledger whose join fans out holds a source key in several
+  // rows.
+  bool distinct = d.fans_out() && table != qualified(d.source_schema, d.source_table);
   return fmt::format(
       "INSERT INTO {} (tbl, key) SELECT {}, __e.key FROM (SELECT {}{} AS key FROM {} AS __r{}) "
       "__e WHERE {}",

@@ -24,6 +24,27 @@ std::string page_keys_cte(const catalog::TransformDef& d);
 // compares with __s.
 std::string changed_from(const catalog::Field& f, const std::string& source);
 std::string changed(const catalog::Field& f);
+// Tables keyed by a source key and the keys of the joins that fan out
+// (a 1-1 target, an aggregate's ledger): `key` then the fan columns `fan`.
+std::vector<catalog::Column> fanned_key(const std::vector<catalog::Column>& key,
+                                        const std::vector<catalog::TransformDef::FanColumn>& fan);
+// Their key constraint: a PRIMARY KEY, or, when a LEFT JOIN that fans out
+// leaves its columns NULL for a row without a match, a UNIQUE constraint
+// under which NULLs are equal (NULLS NOT DISTINCT).
+std::string fanned_key_constraint(const std::vector<catalog::Column>& key,
+                                  const std::vector<catalog::TransformDef::FanColumn>& fan);
+// One index of `table` per join that fans out, on its columns of `fan`: a
+// change of that table finds the rows that hold its old row (join_sql.hpp).
+std::vector<std::string> fan_indexes(const std::string& table,
+                                     const std::vector<catalog::TransformDef::FanColumn>& fan);
+// Equality of the rows `a` and `b` by that key, in a form a hash join can
+// use: the source key and an INNER fanning join's key by `=`; a LEFT one's,
+// NULL in a row without a match, as one-element arrays, whose `=` holds for
+// two NULLs (IS NOT DISTINCT FROM cannot be hashed, and an anti join by it
+// over the 10,000 rows of one source key is quadratic).
+std::string fanned_key_equal(const std::vector<catalog::Column>& key,
+                             const std::vector<catalog::TransformDef::FanColumn>& fan,
+                             const std::string& a, const std::string& b);
 // See TransformSql: the chunk's last key after $1 in `table`'s key order.
 std::string chunk_bound(const std::vector<catalog::Column>& key, const std::string& table);
 // The same over the rows of a FROM clause `from` whose key columns are

@@ -355,9 +355,9 @@ std::vector<std::string> aggregate(Rng& rng, Transform& t, int index, const Rela
 
 // A 1-1 or (`aggregate`) GROUP BY transform over `table` (as `a`) joining
 // one or two tables of the schema (itself included: a self join), INNER or
-// LEFT, as a star or a snowflake; in a 1-1 transform a join may fan out
-// (its target then holds `<alias>_<key column>` for the joined table's
-// key). The referencing indexes (and a group index) are added to the
+// LEFT, as a star or a snowflake; a join may fan out (a 1-1 target then
+// holds `<alias>_<key column>` for the joined table's key; an aggregate
+// counts each match). The referencing indexes (and a group index) are added to the
 // schema, or the statement goes WITHOUT SOURCE INDEX. False when no table
 // can be joined.
 bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t table,
@@ -373,7 +373,7 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
     size_t to = static_cast<size_t>(uniform(rng, 0, schema.tables.size() - 1));
     auto [onto, onto_alias] = pick(rng, scope);  // star or snowflake
     std::vector<std::string> referencing, own;
-    bool fans = !aggregate_it && chance(rng, 0.35);
+    bool fans = chance(rng, 0.35);
     std::string on = fans ? fan_out_on(rng, schema.tables[onto], onto_alias, schema.tables[to],
                                        alias, referencing, own)
                           : to_one_on(rng, schema.tables[onto], onto_alias, schema.tables[to],

@@ -1,7 +1,7 @@
 // Random valid transform definitions over a random schema: 1-1 transforms
 // (expressions, WHERE; INNER and LEFT joins of one or two tables, to-one
 // or fanning out, star, snowflake and self joins), GROUP BY transforms
-// (to-one joins; every kind of
+// (the same joins; every kind of
 // aggregate the kinds allow, expressions over aggregates, FILTER, ordered
 // aggregates, WITH and WITHOUT a source index, none at all: a SELECT
 // DISTINCT) and chains of them over other targets.

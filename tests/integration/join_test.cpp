@@ -209,6 +209,44 @@ TEST_F(Join, FanningJoinsConvergeUnderWritersOnEveryTable) {
   EXPECT_EQ(query("SELECT count(*) FROM j_fan WHERE id = 901").get_int(0, 0), 2);
 }
 
+TEST_F(Join, AggregatesOverFanningJoinsConvergeUnderWritersOnEveryTable) {
+  create_tables();
+  create_lines();
+  auto t = start(3);
+  // Customers with their orders (fans out) and those orders' lines (fans
+  // out again): per region, per customer (LEFT: a customer without orders
+  // counts 0), one row over all, and the distinct form.
+  t->apply(
+      "TRANSFORM a_region FROM j_cust c JOIN j_orders o ON o.cust = c.id GROUP BY c.region SELECT "
+      "COUNT(*) AS n, SUM(o.amount) AS total, MAX(o.amount) AS top");
+  t->apply(
+      "TRANSFORM a_cust FROM j_cust c LEFT JOIN j_orders o ON o.cust = c.id LEFT JOIN j_lines l ON "
+      "l.order_id = o.id GROUP BY c.id SELECT COUNT(l.id) AS lines, SUM(l.qty) AS qty, "
+      "STRING_AGG(o.id::text, ',' ORDER BY o.id, l.id) AS orders");
+  t->apply(
+      "TRANSFORM a_all FROM j_orders o JOIN j_lines l ON l.order_id = o.id SELECT COUNT(*) AS n, "
+      "SUM(l.qty * o.amount) AS s");
+  t->apply(
+      "TRANSFORM a_pairs FROM j_cust c JOIN j_orders o ON o.cust = c.id GROUP BY c.region, "
+      "o.amount AS amount");
+  std::thread during([&] { run_writers(url_, 3, 150, 17); });  // while the builds run
+  for (const char* name : {"a_region", "a_cust", "a_all", "a_pairs"})
+    await_status(*t, name, "live");
+  during.join();
+  run_writers(url_, 4, 300, 17);
+  await_converged(*t);
+  for (const char* name : {"a_region", "a_cust", "a_all", "a_pairs"}) expect_oracle(name);
+  // A customer whose two orders and three lines only writes after the
+  // storm make.
+  sql("INSERT INTO j_cust VALUES (901, 'z', 901); INSERT INTO j_orders VALUES (901, 901, 7), (902, "
+      "901, 1); INSERT INTO j_lines VALUES (901, 901, 1), (902, 901, 2), (903, 902, 3)");
+  await_converged(*t);
+  expect_oracle("a_cust");
+  expect_oracle("a_region");
+  EXPECT_EQ(query("SELECT lines FROM a_cust WHERE id = 901").get_int(0, 0), 3);
+  EXPECT_EQ(query("SELECT n FROM a_region WHERE region = 901").get_int(0, 0), 2);
+}
+
 // A line inserted for order 1 is re-derived by a drain, held open by the
 // field's gate with its snapshot taken; the line then moves to order 2. The
 // drain that maps the moved line reads which orders the target holds it
