@@ -31,8 +31,9 @@ struct Options {
 
 // What apply() did.
 struct Applied {
-  std::string kind;    // transform | alter | pause | resume | drop
-  std::string target;  // schema.table
+  // transform | alter | pause | resume | drop | relationship | drop_relationship
+  std::string kind;
+  std::string target;  // schema.table (a relationship: schema.from_table.name)
   std::string status;  // status after the statement
   // ALTER TRANSFORM: the fields it actually added, dropped and re-expressed
   // (no-op clauses are left out; a field dropped and added back with another
@@ -52,6 +53,18 @@ struct Definition {
   std::optional<CaptureFailure> halt;
   // Its fields frozen by PAUSE TRANSFORM t.col or the column fuse.
   std::vector<std::string> paused_columns;
+};
+
+// A relationship (RELATIONSHIP name FROM table.col TO table.col): a named
+// link transforms read as `name.column`.
+struct Relationship {
+  std::string name;
+  std::string from_table;  // schema.table
+  std::string from_column;
+  std::string to_table;  // schema.table
+  std::string to_column;
+  std::string cardinality;  // to_one | to_many
+  std::string created_at;   // ISO 8601, UTC
 };
 
 // One source key held in quarantine for a transform (sample_quarantined).
@@ -85,6 +98,8 @@ class Trellis {
   std::optional<Status> status(const std::string& target);
   std::vector<Status> status_all();
   std::vector<Definition> definitions();
+  // Every relationship, oldest first.
+  std::vector<Relationship> relationships();
 
   // A token covering every change committed before this call.
   Token watermark_token();

@@ -31,6 +31,10 @@ Applied define_transform(Trellis::Impl& impl, const lang::TransformStmt& stmt);
 Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt);
 Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt);
 Applied drop_transform(Trellis::Impl& impl, const lang::DropTransformStmt& stmt);
+// RELATIONSHIP / DROP RELATIONSHIP and the listing (api/relationships.cpp).
+Applied define_relationship(Trellis::Impl& impl, const lang::RelationshipStmt& stmt);
+Applied drop_relationship(Trellis::Impl& impl, const lang::DropRelationshipStmt& stmt);
+std::vector<Relationship> list_relationships(Trellis::Impl& impl);
 // ALTER TRANSFORM (api/alter.cpp).
 Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stmt);
 

@@ -76,6 +76,10 @@ Applied Trellis::apply(const std::string& statement) {
             return api::resume_transform(*impl_, stmt);
           else if constexpr (std::is_same_v<T, lang::AlterTransformStmt>)
             return api::alter_transform(*impl_, stmt);
+          else if constexpr (std::is_same_v<T, lang::RelationshipStmt>)
+            return api::define_relationship(*impl_, stmt);
+          else if constexpr (std::is_same_v<T, lang::DropRelationshipStmt>)
+            return api::drop_relationship(*impl_, stmt);
           else
             return api::drop_transform(*impl_, stmt);
         },
@@ -91,6 +95,10 @@ std::optional<Status> Trellis::status(const std::string& target) {
 
 std::vector<Status> Trellis::status_all() {
   return reading(*impl_, [&] { return api::read_status(*impl_, std::nullopt); });
+}
+
+std::vector<Relationship> Trellis::relationships() {
+  return reading(*impl_, [&] { return api::list_relationships(*impl_); });
 }
 
 std::vector<Definition> Trellis::definitions() {

@@ -80,13 +80,13 @@ void Scope::resolve(const lang::TransformStmt& stmt, const lang::Expr& expr,
       if (!e && single)
         refuse(ErrorCode::validation,
                fmt::format("{} at {} refers to \"{}.{}\", but the only table in scope is \"{}\"; "
-                           "write {}.{} or just {}",
+                           "write {}.{} or just {} (or declare a RELATIONSHIP of that name)",
                            what, at, *ref.qualifier, ref.column, tables[0].alias, tables[0].alias,
                            ref.column, ref.column));
       if (!e)
         refuse(ErrorCode::validation,
                fmt::format("{} at {} refers to \"{}.{}\", but no table in scope is named \"{}\" "
-                           "(tables in scope: {})",
+                           "(tables in scope: {}) and the source has no RELATIONSHIP of that name",
                            what, at, *ref.qualifier, ref.column, *ref.qualifier, aliases(*this)));
       if (!e->table.find(ref.column))
         refuse(ErrorCode::validation,

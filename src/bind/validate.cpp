@@ -15,6 +15,7 @@
 #include "base/sql_text.hpp"
 #include "bind/joins.hpp"
 #include "bind/refusal.hpp"
+#include "bind/relationships.hpp"
 #include "bind/table_description.hpp"
 #include "bind/typing.hpp"
 #include "lang/expression.hpp"
@@ -389,6 +390,14 @@ std::string group_index_suggestion(const TransformDef& def) {
 }
 
 bool has_group_index(const TableDescription& src, const TransformDef& def) {
+  // Grouped by the whole source key (with or without more items), each
+  // group is one source row, found through the key's own index.
+  bool by_key = std::all_of(def.key.begin(), def.key.end(), [&](const Column& k) {
+    for (size_t i = 0; i < def.group.size(); ++i)
+      if (!def.group_is_expression(i) && def.group[i].name == k.name) return true;
+    return false;
+  });
+  if (by_key && !def.key.empty()) return true;
   // A joined table's column is no column of the source: no index on the
   // source can lead with it (the joins' own indexes are checked apart).
   return def.group.empty() || def.group_reads_join() ||
@@ -461,7 +470,10 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   def.source_schema = src.schema;
   def.source_table = src.name;
   def.alias = given.alias.value_or(src.name);
-  const TransformStmt stmt = with_upstream_group(given, names, def.alias);
+  const TransformStmt carried = with_upstream_group(given, names, def.alias);
+  catalog::Relationships relationships(store.schema());
+  const TransformStmt stmt =
+      expand_relationships(conn, relationships, carried, src, def.alias, key_names(carried, src));
   def.key = key_columns(stmt, src);
   Scope scope;
   scope.tables.push_back({def.alias, src});

@@ -49,7 +49,8 @@ std::string render(Trellis& trellis, const GlobalOptions& global, const StatusAr
     return doc.dump(compact ? -1 : 2) + "\n";
   }
   WorkerLiveness workers{trellis.has_live_staging_worker(), trellis.has_live_drain_workers()};
-  return render_status_table(statuses, workers, global.schema);
+  if (!args.target.empty()) return render_status_table(statuses, workers, global.schema);
+  return render_status_table(statuses, workers, global.schema, trellis.relationships());
 }
 
 // Redraws every second until SIGINT/SIGTERM. A failed read (a restart, say)

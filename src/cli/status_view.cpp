@@ -193,8 +193,22 @@ std::vector<std::string> describe_status(const Status& s) {
   return out;
 }
 
+namespace {
+
+std::string render_relationships(const std::vector<Relationship>& relationships) {
+  if (relationships.empty()) return "";
+  TextTable table({"RELATIONSHIP", "FROM", "TO", "CARDINALITY"});
+  for (const auto& r : relationships)
+    table.add_row({r.name, r.from_table + "." + r.from_column, r.to_table + "." + r.to_column,
+                   r.cardinality == "to_one" ? "to-one" : "to-many"});
+  return "\n" + table.render();
+}
+
+}  // namespace
+
 std::string render_status_table(const std::vector<Status>& statuses, const WorkerLiveness& workers,
-                                const std::string& instance) {
+                                const std::string& instance,
+                                const std::vector<Relationship>& relationships) {
   std::string out;
   if (statuses.empty()) {
     out += fmt::format("no transforms in instance {}; define one with `trellis apply`\n", instance);
@@ -207,6 +221,7 @@ std::string render_status_table(const std::vector<Status>& statuses, const Worke
     }
     out += table.render();
   }
+  out += render_relationships(relationships);
   out += fmt::format("\nworkers: staging worker {}, drain workers {}\n",
                      workers.staging ? "live" : "not running",
                      workers.drains ? "live" : "not running");

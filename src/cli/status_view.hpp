@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trellis/status.hpp"
+#include "trellis/trellis.hpp"
 
 namespace trellis::cli {
 
@@ -26,8 +27,10 @@ struct WorkerLiveness {
   bool drains = false;
 };
 
-// The status table, then a line on workers and a plain warning when nothing will move.
+// The status table, the relationships (when there are any), then a line on
+// workers and a plain warning when nothing will move.
 std::string render_status_table(const std::vector<Status>& statuses, const WorkerLiveness& workers,
-                                const std::string& instance);
+                                const std::string& instance,
+                                const std::vector<Relationship>& relationships = {});
 
 }  // namespace trellis::cli

@@ -16,7 +16,8 @@ namespace trellis::lang {
 namespace {
 
 constexpr std::string_view kStatementForms =
-    "TRANSFORM, ALTER TRANSFORM, PAUSE TRANSFORM, RESUME TRANSFORM or DROP TRANSFORM";
+    "TRANSFORM, ALTER TRANSFORM, PAUSE TRANSFORM, RESUME TRANSFORM, DROP TRANSFORM, "
+    "RELATIONSHIP or DROP RELATIONSHIP";
 
 using Range = std::pair<std::size_t, std::size_t>;  // token indexes [first, last)
 
@@ -372,10 +373,50 @@ Stmt parse_address(Cursor& c, std::string_view verb) {
   return stmt;
 }
 
+// [schema.]table.column, one end of a relationship.
+ColumnAddress parse_column_address(Cursor& c, std::string_view after) {
+  ColumnAddress out;
+  out.position = static_cast<int>(c.offset_of(c.pos()));
+  std::vector<std::string> parts = parse_dotted(c, "table.column", after);
+  if (parts.size() < 2 || parts.size() > 3)
+    c.fail_at(static_cast<std::size_t>(out.position),
+              std::to_string(parts.size()) + " name part(s) after " + std::string(after),
+              "; expected [schema.]table.column");
+  out.column = parts.back();
+  out.table =
+      parts.size() == 2 ? QualifiedName{std::nullopt, parts[0]} : QualifiedName{parts[0], parts[1]};
+  return out;
+}
+
+// RELATIONSHIP name FROM [schema.]table.col TO [schema.]table.col
+RelationshipStmt parse_relationship(Cursor& c) {
+  RelationshipStmt stmt;
+  stmt.name = c.expect_name("a relationship name", "RELATIONSHIP");
+  c.expect_word("from", "the relationship name");
+  stmt.from = parse_column_address(c, "FROM");
+  c.expect_word("to", "the FROM column");
+  stmt.to = parse_column_address(c, "TO");
+  c.expect_end("the TO column");
+  return stmt;
+}
+
+// DROP RELATIONSHIP [schema.]from_table.name
+DropRelationshipStmt parse_drop_relationship(Cursor& c) {
+  std::size_t start = c.offset_of(c.pos());
+  std::vector<std::string> parts = parse_dotted(c, "from_table.name", "DROP RELATIONSHIP");
+  if (parts.size() < 2 || parts.size() > 3)
+    c.fail_at(start, std::to_string(parts.size()) + " name part(s) after DROP RELATIONSHIP",
+              "; expected [schema.]from_table.name (a relationship is named on its FROM table)");
+  c.expect_end("the DROP RELATIONSHIP address");
+  DropRelationshipStmt stmt;
+  stmt.name = parts.back();
+  stmt.from_table =
+      parts.size() == 2 ? QualifiedName{std::nullopt, parts[0]} : QualifiedName{parts[0], parts[1]};
+  return stmt;
+}
+
 Statement parse_drop(Cursor& c) {
-  if (c.at_word("relationship")) {
-    c.fail_at(c.offset_of(c.pos()), "DROP RELATIONSHIP is not supported yet");
-  }
+  if (c.accept_word("relationship")) return parse_drop_relationship(c);
   c.expect_word("transform", "DROP");
   std::size_t start = c.offset_of(c.pos());
   std::vector<std::string> parts = parse_dotted(c, "a target name", "DROP TRANSFORM");
@@ -449,7 +490,7 @@ Statement dispatch(Cursor& c) {
   if (c.accept_word("resume")) return parse_address<ResumeStmt>(c, "RESUME");
   if (c.accept_word("drop")) return parse_drop(c);
   if (c.accept_word("alter")) return parse_alter(c);
-  if (c.at_word("relationship")) c.fail_at(c.offset_of(0), "RELATIONSHIP is not supported yet");
+  if (c.accept_word("relationship")) return parse_relationship(c);
   throw Error(ErrorCode::parse, "unknown statement " + describe(c.peek()) + " at " +
                                     c.where(c.offset_of(0)) + "; expected one of " +
                                     std::string(kStatementForms));

@@ -108,8 +108,28 @@ struct AlterTransformStmt {
   std::string text;
 };
 
-using Statement =
-    std::variant<TransformStmt, PauseStmt, ResumeStmt, DropTransformStmt, AlterTransformStmt>;
+// `[schema.]table.column`: one end of a relationship.
+struct ColumnAddress {
+  QualifiedName table;
+  std::string column;
+  int position = 0;
+};
+
+// RELATIONSHIP name FROM [schema.]table.col TO [schema.]table.col
+struct RelationshipStmt {
+  std::string name;  // folded
+  ColumnAddress from;
+  ColumnAddress to;
+};
+
+// DROP RELATIONSHIP [schema.]from_table.name
+struct DropRelationshipStmt {
+  QualifiedName from_table;
+  std::string name;
+};
+
+using Statement = std::variant<TransformStmt, PauseStmt, ResumeStmt, DropTransformStmt,
+                               AlterTransformStmt, RelationshipStmt, DropRelationshipStmt>;
 
 // Parses exactly one statement. Throws trellis::Error(parse) with the
 // 1-based line:column of the offending token and what was expected.

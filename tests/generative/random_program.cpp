@@ -366,7 +366,8 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
   std::string from = schema.tables[table].name + " a";
   std::vector<std::pair<size_t, std::vector<std::string>>> indexes;
   std::vector<Column> fan_key;  // the target's key columns after the source's
-  bool keyed = true;            // the target has a primary key
+  std::vector<std::pair<std::string, std::string>> fan_order;  // (alias, key column) of each fan
+  bool keyed = true;                                           // the target has a primary key
   size_t joins = chance(rng, 0.35) ? 2 : 1;
   for (size_t j = 0; j < joins; ++j) {
     std::string alias(1, static_cast<char>('b' + j));
@@ -386,6 +387,7 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
     if (fans) {
       indexes.push_back({to, own});
       for (auto c : schema.tables[to].key) {
+        fan_order.push_back({alias, c.name});
         c.name = alias + "_" + c.name;
         fan_key.push_back(c);
       }
@@ -395,9 +397,12 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
     scope.push_back({to, alias});
   }
   if (t.joined.empty()) return false;
-  // A to-one join has a row per source row: the source's key orders them.
+  // A to-one join has a row per source row: the source's key orders them;
+  // a join that fans out adds its table's key (an ordered aggregate's ORDER
+  // BY must be total, or its result depends on the row order).
   Relation src{schema.tables[table].name, {}, {}, {}};
   for (const auto& k : schema.tables[table].key) src.order_keys.push_back("a." + k.name);
+  for (const auto& [alias, key] : fan_order) src.order_keys.push_back(alias + "." + key);
   for (const auto& [i, alias] : scope) {
     auto cols = qualified_columns(schema.tables[i], alias);
     src.columns.insert(src.columns.end(), cols.begin(), cols.end());

@@ -295,6 +295,21 @@ TEST_F(Cli, StatusTableSaysNothingWillMoveWithoutWorkers) {
   EXPECT_NE(r.out.find("nothing will move: start `trellis run`"), std::string::npos) << r.out;
 }
 
+TEST_F(Cli, StatusTableListsRelationships) {
+  create_orders(10);
+  sql("CREATE TABLE customers (id int PRIMARY KEY, name text)");
+  auto applied = trellis({"apply", "RELATIONSHIP customer FROM orders.id TO customers.id"});
+  ASSERT_EQ(applied.code, 0) << applied.err;
+  EXPECT_NE(applied.out.find("relationship public.orders.customer: to_one"), std::string::npos)
+      << applied.out;
+  auto r = trellis({"status"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nRELATIONSHIP  FROM              TO                   CARDINALITY\n"
+                       "customer      public.orders.id  public.customers.id  to-one\n\nworkers:"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(Cli, StatusTableNamesTheUpstreamAResumedReaderWaitsFor) {
   create_orders(10);
   {

@@ -332,7 +332,9 @@ TEST(LangParser, RefusesUnterminatedQuotedIdentifier) {
 TEST(LangParser, RefusesUnknownStatementListingValidOnes) {
   Error error = parse_error("CREATE TABLE x (a int)");
   expect_message(error, "unknown statement \"CREATE\" at 1:1");
-  expect_message(error, "TRANSFORM, PAUSE TRANSFORM, RESUME TRANSFORM or DROP TRANSFORM");
+  expect_message(error,
+                 "TRANSFORM, ALTER TRANSFORM, PAUSE TRANSFORM, RESUME TRANSFORM, DROP TRANSFORM, "
+                 "RELATIONSHIP or DROP RELATIONSHIP");
 }
 
 TEST(LangParser, RefusesTrailingGarbageAfterFieldName) {
@@ -444,10 +446,36 @@ TEST(LangParser, RefusesMalformedAlterClauses) {
   expect_message(parse_error("ALTER TRANSFORM a.b.c DROP x"), "too many name parts");
 }
 
-TEST(LangParser, RefusesRelationshipAsNotYetSupported) {
-  expect_message(parse_error("RELATIONSHIP author FROM posts.author_id TO users.id"),
-                 "not supported yet");
-  expect_message(parse_error("DROP RELATIONSHIP public.posts.author"), "not supported yet");
+TEST(LangParser, ParsesRelationshipsAndTheirDrop) {
+  auto rel = std::get<lang::RelationshipStmt>(
+      lang::parse_statement("RELATIONSHIP Author FROM posts.author_id TO app.Users.id"));
+  EXPECT_EQ(rel.name, "author");
+  EXPECT_FALSE(rel.from.table.schema);
+  EXPECT_EQ(rel.from.table.name, "posts");
+  EXPECT_EQ(rel.from.column, "author_id");
+  EXPECT_EQ(*rel.to.table.schema, "app");
+  EXPECT_EQ(rel.to.table.name, "users");
+  EXPECT_EQ(rel.to.column, "id");
+  auto drop = std::get<lang::DropRelationshipStmt>(
+      lang::parse_statement("DROP RELATIONSHIP s.posts.author"));
+  EXPECT_EQ(*drop.from_table.schema, "s");
+  EXPECT_EQ(drop.from_table.name, "posts");
+  EXPECT_EQ(drop.name, "author");
+  auto bare =
+      std::get<lang::DropRelationshipStmt>(lang::parse_statement("DROP RELATIONSHIP posts.author"));
+  EXPECT_FALSE(bare.from_table.schema);
+}
+
+TEST(LangParser, RefusesMalformedRelationships) {
+  expect_message(parse_error("RELATIONSHIP author FROM posts TO users.id"),
+                 "1 name part(s) after FROM at 1:26; expected [schema.]table.column");
+  expect_message(parse_error("RELATIONSHIP author FROM posts.author_id users.id"),
+                 "expected TO after the FROM column");
+  expect_message(parse_error("RELATIONSHIP FROM posts.a TO users.id"),
+                 "expected a relationship name after RELATIONSHIP at 1:14");
+  expect_message(parse_error("RELATIONSHIP a FROM p.x TO u.id extra"), "after the TO column");
+  expect_message(parse_error("DROP RELATIONSHIP author"),
+                 "expected [schema.]from_table.name (a relationship is named on its FROM table)");
 }
 
 TEST(LangParser, RefusesTooManyNameParts) {
