@@ -82,7 +82,7 @@ JoinedKeyMap map_to_one(const TransformDef& d, size_t i) {
 // the snapshot it reads the tables in (docs/architecture.md, joins that
 // fan out).
 JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::string& held_table,
-                         const std::vector<TransformDef::FanColumn>& held_fan) {
+                         const std::vector<TransformDef::FanColumn>& held_fan, bool pairs) {
   const JoinDef& j = d.joins[i];
   std::vector<catalog::Column> held;
   for (const auto& f : held_fan)
@@ -91,19 +91,33 @@ JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::string& hel
   for (size_t k : ancestors(d, i)) from += join_item(d.joins[k], false);
   from += join_item(j, false);
   std::string rows = fmt::format(
-      "SELECT {} AS key FROM {} __t WHERE {} IN {} UNION SELECT {} FROM {} WHERE {} IN {}",
-      encode_key(d.key, "__t"), held_table, key_tuple(held, "__t"), page_keys_of(j),
-      encode_key(d.key, ident(d.alias)), from, key_tuple(j.key, ident(j.alias)), page_keys_of(j));
-  return {j.table_id, add_to_page(d, rows)};
+      "SELECT {} AS key, {} AS fan FROM {} __t WHERE {} IN {} UNION SELECT {}, {} FROM {} WHERE {} "
+      "IN {}",
+      encode_key(d.key, "__t"), encode_key(held, "__t"), held_table, key_tuple(held, "__t"),
+      page_keys_of(j), encode_key(d.key, ident(d.alias)), encode_key(j.key, ident(j.alias)), from,
+      key_tuple(j.key, ident(j.alias)), page_keys_of(j));
+  if (!pairs) return {j.table_id, add_to_page(d, "SELECT DISTINCT key FROM (" + rows + ") __r")};
+  std::string root = std::to_string(d.source_table_id);
+  return {j.table_id,
+          fmt::format("WITH __pairs AS MATERIALIZED ({0}), __kept AS (INSERT INTO {1} (tid, jidx, "
+                      "root, fan) SELECT {2}, {3}, key, fan FROM __pairs), __new AS (INSERT INTO "
+                      "{4} (tbl, key) SELECT {5}, __e.key FROM (SELECT DISTINCT key FROM __pairs) "
+                      "__e WHERE {6} RETURNING key) INSERT INTO {7} (tid, root) SELECT {2}, key "
+                      "FROM __new",
+                      rows, kFanPairsTable, d.id, i, kPageTable, root, page_lacks(root, "__e.key"),
+                      kPartialRootsTable)};
 }
 
 }  // namespace
 
 std::vector<JoinedKeyMap> map_joined_keys(const TransformDef& d, const std::string& held_table,
-                                          const std::vector<TransformDef::FanColumn>& held_fan) {
+                                          const std::vector<TransformDef::FanColumn>& held_fan,
+                                          bool pairs) {
   std::vector<JoinedKeyMap> out;
   for (size_t i = 0; i < d.joins.size(); ++i)
-    out.push_back(d.joins[i].fans ? map_fanning(d, i, held_table, held_fan) : map_to_one(d, i));
+    if (!d.joins[i].fans) out.push_back(map_to_one(d, i));
+  for (size_t i = 0; i < d.joins.size(); ++i)
+    if (d.joins[i].fans) out.push_back(map_fanning(d, i, held_table, held_fan, pairs));
   return out;
 }
 

@@ -23,12 +23,18 @@ namespace trellis::compile {
 // A join that fans out maps differently (join_sql.cpp, map_fanning): through
 // `held_table` (the target or the ledger), which holds its key in the
 // columns `held_fan` (the definition's fan key as that table names it).
+// With `pairs` (a 1-1 target) it records what a change reaches as (source
+// key, fanning key) pairs (kFanPairsTable) and adds a source key the page
+// lacks as a partial one (kPartialRootsTable), whose re-derive covers only
+// its pairs: a changed line re-derives its own target rows, not every row
+// of its order. Joins that fan out are mapped after the to-one ones, so a
+// key a to-one change reaches is already in the page, whole.
 struct JoinedKeyMap {
   int table_id = 0;
   std::string sql;
 };
 std::vector<JoinedKeyMap> map_joined_keys(
     const catalog::TransformDef& d, const std::string& held_table,
-    const std::vector<catalog::TransformDef::FanColumn>& held_fan);
+    const std::vector<catalog::TransformDef::FanColumn>& held_fan, bool pairs);
 
 }  // namespace trellis::compile

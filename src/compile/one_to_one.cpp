@@ -175,14 +175,82 @@ std::string range_rewrite(const TransformDef& d, const std::vector<Field>& field
                   key_after(d.key, "__t", "$1::text[]"), key_at_most(d.key, "__t", "$2::text[]")));
 }
 
+// The page's source keys whose re-derive is whole: all but those only
+// pairs brought in (kPartialRootsTable; join_sql.hpp).
+std::string whole_roots(const TransformDef& d) {
+  return fmt::format(
+      "(SELECT {} FROM {} p WHERE p.tbl = {} AND NOT EXISTS (SELECT 1 FROM {} q WHERE q.tid = {} "
+      "AND q.root = p.key))",
+      decode_key_columns(d.key, "p.key"), kPageTable, d.source_table_id, kPartialRootsTable, d.id);
+}
+
+// The (source key, key of fanning join i) pairs of the partial source keys
+// still in the page (a bisection may have set one aside; a whole one covers
+// its pairs already), decoded as the source key's columns and then `fan`
+// (that join's key columns under any names); with `roots_only`, the
+// distinct source keys alone.
+std::string join_pairs(const TransformDef& d, size_t i, const std::vector<Column>& fan,
+                       bool roots_only) {
+  return fmt::format(
+      "(SELECT {}{}{} FROM {} q WHERE q.tid = {} AND q.jidx = {} AND EXISTS (SELECT 1 FROM {} r "
+      "WHERE r.tid = {} AND r.root = q.root) AND EXISTS (SELECT 1 FROM {} p WHERE p.tbl = {} AND "
+      "p.key = q.root))",
+      roots_only ? "DISTINCT " : "", decode_key_columns(d.key, "q.root"),
+      roots_only ? "" : ", " + decode_key_columns(fan, "q.fan"), kFanPairsTable, d.id, i,
+      kPartialRootsTable, d.id, kPageTable, d.source_table_id);
+}
+
 // The re-derive when a join fans out: a source key has any number of
 // target rows, so the page's keys are rewritten as a range is (their
 // current rows upserted, their target rows that no longer match deleted).
+// A whole source key covers all its rows; a partial one only the rows of its
+// pairs (source key, key of fanning join j), and, when j is a LEFT JOIN,
+// the row the source key has without a match of j, which a pair may bring
+// or end. Each part reads the tables and the target through their keys.
 std::string fanned_derive(const TransformDef& d, const std::vector<Field>& fields) {
-  std::string page = "(" + page_keys_cte(d) + ")";
-  std::string sources = fmt::format("{} WHERE {} IN {}{}", source_select(d, fields),
-                                    key_tuple(d.key, ident(d.alias)), page, where_filter(d));
-  return rewrite(d, fields, sources, fmt::format("{} IN {}", key_tuple(d.key, "__t"), page));
+  std::string alias = ident(d.alias);
+  std::string where = where_filter(d);
+  std::string select = source_select(d, fields);
+  std::string target = qualified(d.target_schema, d.target_table);
+  std::string root = key_tuple(d.key, alias), target_root = key_tuple(d.key, "__r");
+  std::vector<std::string> sources = {
+      fmt::format("{} WHERE {} IN {}{}", select, root, whole_roots(d), where)};
+  std::vector<std::string> scope = {fmt::format("SELECT __r.ctid FROM {} __r WHERE {} IN {}",
+                                                target, target_root, whole_roots(d))};
+  size_t fanning = 0;
+  for (size_t i = 0; i < d.joins.size(); ++i) {
+    const auto& j = d.joins[i];
+    if (!j.fans) continue;
+    ++fanning;
+    std::vector<Column> held;
+    for (const auto& f : d.fan_key())
+      if (f.alias == j.alias) held.push_back(f.column);
+    auto with_fan = [&](const std::string& root_alias, const std::vector<Column>& cols,
+                        const std::string& fan_alias) {
+      std::string out = key_tuple(d.key, root_alias);
+      out.pop_back();
+      return out + ", " + key_tuple(cols, fan_alias).substr(1);
+    };
+    std::string pairs = join_pairs(d, i, held, false), roots = join_pairs(d, i, held, true);
+    sources.push_back(fmt::format("{} WHERE {} IN {}{}", select,
+                                  with_fan(alias, j.key, ident(j.alias)), pairs, where));
+    scope.push_back(fmt::format("SELECT __r.ctid FROM {} __r WHERE {} IN {}", target,
+                                with_fan("__r", held, "__r"), pairs));
+    if (!j.left_outer) continue;
+    sources.push_back(fmt::format("{} WHERE {} IN {} AND {}.{} IS NULL{}", select, root, roots,
+                                  ident(j.alias), ident(j.key.front().name), where));
+    scope.push_back(fmt::format("SELECT __r.ctid FROM {} __r WHERE {} IN {} AND __r.{} IS NULL",
+                                target, target_root, roots, ident(held.front().name)));
+  }
+  std::string all =
+      join<std::string>(sources, " UNION ALL ", [](const std::string& s) { return s; });
+  // Two fanning joins' pairs may reach one row twice.
+  if (fanning > 1)
+    all = fmt::format("SELECT DISTINCT ON {} * FROM ({}) __u", key_tuple(d.target_key(), ""), all);
+  return rewrite(
+      d, fields, all,
+      "__t.ctid IN (" +
+          join<std::string>(scope, " UNION ALL ", [](const std::string& s) { return s; }) + ")");
 }
 
 // The source key ending the next build range (or keyset chunk) of about
@@ -206,7 +274,7 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   sql.drop = {"DROP TABLE IF EXISTS " + target};
   sql.steps = {lock_key_slots(d), derive(d, written_fields(d))};
   sql.build_steps = sql.steps;
-  sql.map_joined_keys = map_joined_keys(d, target, d.fan_key());
+  sql.map_joined_keys = map_joined_keys(d, target, d.fan_key(), true);
   sql.page_all_held_keys = page_all_keys(d, target);
   sql.page_all_source_keys = page_all_keys(d, qualified(d.source_schema, d.source_table));
   sql.source_chunk_bound = d.fans_out() ? fanned_chunk_bound(d) : chunk_bound(d.key, source);

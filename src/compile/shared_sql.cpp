@@ -32,6 +32,10 @@ std::vector<std::string> create_temp_tables_sql() {
       // `emptied` rows are the groups a state-only fold brought to no members.
       "CREATE TEMP TABLE IF NOT EXISTS trellis_groups (tid int NOT NULL, grp text NOT NULL, "
       "delta numeric[], emptied bool NOT NULL DEFAULT false) ON COMMIT DELETE ROWS",
+      "CREATE TEMP TABLE IF NOT EXISTS trellis_fan_pairs (tid int NOT NULL, jidx int NOT NULL, "
+      "root text[] NOT NULL, fan text[] NOT NULL) ON COMMIT DELETE ROWS",
+      "CREATE TEMP TABLE IF NOT EXISTS trellis_partial_roots (tid int NOT NULL, root text[] NOT "
+      "NULL) ON COMMIT DELETE ROWS",
       "CREATE TEMP TABLE IF NOT EXISTS trellis_hidden (tbl int NOT NULL, key text[] NOT NULL) ON "
       "COMMIT DELETE ROWS",
       "CREATE TEMP TABLE IF NOT EXISTS trellis_page_saved (tbl int NOT NULL, key text[] NOT NULL, "

@@ -16,6 +16,12 @@ namespace trellis::compile {
 // groups a page touched.
 inline constexpr const char* kPageTable = "pg_temp.trellis_page";
 inline constexpr const char* kGroupsTable = "pg_temp.trellis_groups";
+// A 1-1 target over a join that fans out: the (source key, fanning key)
+// pairs a changed row of fanning join `jidx` reaches, and the source keys
+// only such pairs brought into the page (their re-derive is limited to the
+// pairs; join_sql.hpp, "pairs").
+inline constexpr const char* kFanPairsTable = "pg_temp.trellis_fan_pairs";
+inline constexpr const char* kPartialRootsTable = "pg_temp.trellis_partial_roots";
 std::vector<std::string> create_temp_tables_sql();
 
 struct TransformSql {
