@@ -46,11 +46,15 @@ std::string page_keys_of(const JoinDef& j) {
                      kPageTable, j.table_id);
 }
 
-// Adds the source keys `rows` selects (column `key`, encoded) to the page.
+// Adds the source keys `rows` selects (column `key`, encoded, distinct) to
+// the page, as keys d re-derives whole (kWholeRootsTable).
 std::string add_to_page(const TransformDef& d, const std::string& rows) {
   std::string root = std::to_string(d.source_table_id);
-  return fmt::format("INSERT INTO {} (tbl, key) SELECT {}, __e.key FROM ({}) __e WHERE {}",
-                     kPageTable, root, rows, page_lacks(root, "__e.key"));
+  return fmt::format(
+      "WITH __reached AS MATERIALIZED ({0}), __whole AS (INSERT INTO {1} (tid, root) SELECT {2}, "
+      "key FROM __reached) INSERT INTO {3} (tbl, key, mapped) SELECT {4}, __e.key, true FROM "
+      "__reached __e WHERE {5}",
+      rows, kWholeRootsTable, d.id, kPageTable, root, page_lacks(root, "__e.key"));
 }
 
 // A to-one join: the page's keys are the joined rows' ON values, joined to
@@ -98,14 +102,13 @@ JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::string& hel
       key_tuple(j.key, ident(j.alias)), page_keys_of(j));
   if (!pairs) return {j.table_id, add_to_page(d, "SELECT DISTINCT key FROM (" + rows + ") __r")};
   std::string root = std::to_string(d.source_table_id);
-  return {j.table_id,
-          fmt::format("WITH __pairs AS MATERIALIZED ({0}), __kept AS (INSERT INTO {1} (tid, jidx, "
-                      "root, fan) SELECT {2}, {3}, key, fan FROM __pairs), __new AS (INSERT INTO "
-                      "{4} (tbl, key) SELECT {5}, __e.key FROM (SELECT DISTINCT key FROM __pairs) "
-                      "__e WHERE {6} RETURNING key) INSERT INTO {7} (tid, root) SELECT {2}, key "
-                      "FROM __new",
-                      rows, kFanPairsTable, d.id, i, kPageTable, root, page_lacks(root, "__e.key"),
-                      kPartialRootsTable)};
+  return {
+      j.table_id,
+      fmt::format("WITH __pairs AS MATERIALIZED ({0}), __kept AS (INSERT INTO {1} (tid, jidx, "
+                  "root, fan) SELECT {2}, {3}, key, fan FROM __pairs) INSERT INTO {4} (tbl, "
+                  "key, mapped) SELECT {5}, __e.key, true FROM (SELECT DISTINCT key FROM "
+                  "__pairs) __e WHERE {6}",
+                  rows, kFanPairsTable, d.id, i, kPageTable, root, page_lacks(root, "__e.key"))};
 }
 
 }  // namespace

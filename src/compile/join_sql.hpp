@@ -24,11 +24,11 @@ namespace trellis::compile {
 // `held_table` (the target or the ledger), which holds its key in the
 // columns `held_fan` (the definition's fan key as that table names it).
 // With `pairs` (a 1-1 target) it records what a change reaches as (source
-// key, fanning key) pairs (kFanPairsTable) and adds a source key the page
-// lacks as a partial one (kPartialRootsTable), whose re-derive covers only
-// its pairs: a changed line re-derives its own target rows, not every row
-// of its order. Joins that fan out are mapped after the to-one ones, so a
-// key a to-one change reaches is already in the page, whole.
+// key, fanning key) pairs (kFanPairsTable) and adds the source keys the page
+// lacks, which the re-derive covers only through their pairs unless some
+// other change makes them whole (transform_sql.hpp, kWholeRootsTable): a
+// changed line re-derives its own target rows, not every row of its order.
+// Every other mapping adds the keys it reaches as whole ones.
 struct JoinedKeyMap {
   int table_id = 0;
   std::string sql;

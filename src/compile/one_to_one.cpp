@@ -175,29 +175,35 @@ std::string range_rewrite(const TransformDef& d, const std::vector<Field>& field
                   key_after(d.key, "__t", "$1::text[]"), key_at_most(d.key, "__t", "$2::text[]")));
 }
 
-// The page's source keys whose re-derive is whole: all but those only
-// pairs brought in (kPartialRootsTable; join_sql.hpp).
-std::string whole_roots(const TransformDef& d) {
+// Whether the page row `p` (of the source) is a key d re-derives whole: put
+// in the page directly, or reached by one of d's other mappings
+// (transform_sql.hpp, kWholeRootsTable).
+std::string whole_for(const TransformDef& d, const std::string& p) {
   return fmt::format(
-      "(SELECT {} FROM {} p WHERE p.tbl = {} AND NOT EXISTS (SELECT 1 FROM {} q WHERE q.tid = {} "
-      "AND q.root = p.key))",
-      decode_key_columns(d.key, "p.key"), kPageTable, d.source_table_id, kPartialRootsTable, d.id);
+      "({0}.mapped IS NULL OR EXISTS (SELECT 1 FROM {1} w WHERE w.tid = {2} AND w.root = {0}.key))",
+      p, kWholeRootsTable, d.id);
 }
 
-// The (source key, key of fanning join i) pairs of the partial source keys
-// still in the page (a bisection may have set one aside; a whole one covers
-// its pairs already), decoded as the source key's columns and then `fan`
-// (that join's key columns under any names); with `roots_only`, the
-// distinct source keys alone.
+// The page's source keys d re-derives whole.
+std::string whole_roots(const TransformDef& d) {
+  return fmt::format("(SELECT {} FROM {} p WHERE p.tbl = {} AND {})",
+                     decode_key_columns(d.key, "p.key"), kPageTable, d.source_table_id,
+                     whole_for(d, "p"));
+}
+
+// The (source key, key of fanning join i) pairs of the source keys in the
+// page that d does not re-derive whole (a bisection may have set one aside;
+// a whole one covers its pairs already), decoded as the source key's columns
+// and then `fan` (that join's key columns under any names); with
+// `roots_only`, the distinct source keys alone.
 std::string join_pairs(const TransformDef& d, size_t i, const std::vector<Column>& fan,
                        bool roots_only) {
   return fmt::format(
-      "(SELECT {}{}{} FROM {} q WHERE q.tid = {} AND q.jidx = {} AND EXISTS (SELECT 1 FROM {} r "
-      "WHERE r.tid = {} AND r.root = q.root) AND EXISTS (SELECT 1 FROM {} p WHERE p.tbl = {} AND "
-      "p.key = q.root))",
+      "(SELECT {}{}{} FROM {} q WHERE q.tid = {} AND q.jidx = {} AND EXISTS (SELECT 1 FROM {} p "
+      "WHERE p.tbl = {} AND p.key = q.root AND NOT {}))",
       roots_only ? "DISTINCT " : "", decode_key_columns(d.key, "q.root"),
       roots_only ? "" : ", " + decode_key_columns(fan, "q.fan"), kFanPairsTable, d.id, i,
-      kPartialRootsTable, d.id, kPageTable, d.source_table_id);
+      kPageTable, d.source_table_id, whole_for(d, "p"));
 }
 
 // The re-derive when a join fans out: a source key has any number of
@@ -212,11 +218,18 @@ std::string fanned_derive(const TransformDef& d, const std::vector<Field>& field
   std::string where = where_filter(d);
   std::string select = source_select(d, fields);
   std::string target = qualified(d.target_schema, d.target_table);
-  std::string root = key_tuple(d.key, alias), target_root = key_tuple(d.key, "__r");
   std::vector<std::string> sources = {
-      fmt::format("{} WHERE {} IN {}{}", select, root, whole_roots(d), where)};
+      fmt::format("{} WHERE {} IN {}{}", select, key_tuple(d.key, alias), whole_roots(d), where)};
   std::vector<std::string> scope = {fmt::format("SELECT __r.ctid FROM {} __r WHERE {} IN {}",
-                                                target, target_root, whole_roots(d))};
+                                                target, key_tuple(d.key, "__r"), whole_roots(d))};
+  // The pairs (or their source keys) drive each part, one probe of the
+  // tables' and the target's keys per pair: a temporary table has no
+  // statistics, and a hash join from an estimate would scan the whole join.
+  auto per_pair = [](const std::string& pairs, const std::string& rows) {
+    return fmt::format("SELECT __x.* FROM {} __p CROSS JOIN LATERAL ({}) __x", pairs, rows);
+  };
+  std::string root_is_pair = key_equal(d.key, alias, "__p");
+  std::string target_root_is_pair = key_equal(d.key, "__r", "__p");
   size_t fanning = 0;
   for (size_t i = 0; i < d.joins.size(); ++i) {
     const auto& j = d.joins[i];
@@ -225,22 +238,25 @@ std::string fanned_derive(const TransformDef& d, const std::vector<Field>& field
     std::vector<Column> held;
     for (const auto& f : d.fan_key())
       if (f.alias == j.alias) held.push_back(f.column);
-    auto with_fan = [&](const std::string& root_alias, const std::vector<Column>& cols,
-                        const std::string& fan_alias) {
-      std::string out = key_tuple(d.key, root_alias);
-      out.pop_back();
-      return out + ", " + key_tuple(cols, fan_alias).substr(1);
-    };
+    std::string fan_is_pair, target_fan_is_pair;
+    for (size_t k = 0; k < held.size(); ++k) {
+      fan_is_pair += fmt::format(" AND {}.{} = __p.{}", ident(j.alias), ident(j.key[k].name),
+                                 ident(held[k].name));
+      target_fan_is_pair += fmt::format(" AND __r.{0} = __p.{0}", ident(held[k].name));
+    }
     std::string pairs = join_pairs(d, i, held, false), roots = join_pairs(d, i, held, true);
-    sources.push_back(fmt::format("{} WHERE {} IN {}{}", select,
-                                  with_fan(alias, j.key, ident(j.alias)), pairs, where));
-    scope.push_back(fmt::format("SELECT __r.ctid FROM {} __r WHERE {} IN {}", target,
-                                with_fan("__r", held, "__r"), pairs));
+    sources.push_back(
+        per_pair(pairs, fmt::format("{} WHERE {}{}{}", select, root_is_pair, fan_is_pair, where)));
+    scope.push_back(per_pair(pairs, fmt::format("SELECT __r.ctid FROM {} __r WHERE {}{}", target,
+                                                target_root_is_pair, target_fan_is_pair)));
     if (!j.left_outer) continue;
-    sources.push_back(fmt::format("{} WHERE {} IN {} AND {}.{} IS NULL{}", select, root, roots,
-                                  ident(j.alias), ident(j.key.front().name), where));
-    scope.push_back(fmt::format("SELECT __r.ctid FROM {} __r WHERE {} IN {} AND __r.{} IS NULL",
-                                target, target_root, roots, ident(held.front().name)));
+    sources.push_back(
+        per_pair(roots, fmt::format("{} WHERE {} AND {}.{} IS NULL{}", select, root_is_pair,
+                                    ident(j.alias), ident(j.key.front().name), where)));
+    scope.push_back(
+        per_pair(roots, fmt::format("SELECT __r.ctid FROM {} __r WHERE {} AND __r.{} "
+                                    "IS NULL",
+                                    target, target_root_is_pair, ident(held.front().name))));
   }
   std::string all =
       join<std::string>(sources, " UNION ALL ", [](const std::string& s) { return s; });

@@ -25,8 +25,8 @@ std::vector<std::string> create_temp_tables_sql() {
       // No index: a btree over text[] keys costs more per inserted key than
       // the rest of the page fill; writers that could add a key twice add
       // only the keys the page lacks, and readers match keys with semi-joins.
-      "CREATE TEMP TABLE IF NOT EXISTS trellis_page (tbl int NOT NULL, key text[] NOT NULL) ON "
-      "COMMIT DELETE ROWS",
+      "CREATE TEMP TABLE IF NOT EXISTS trellis_page (tbl int NOT NULL, key text[] NOT NULL, mapped "
+      "bool) ON COMMIT DELETE ROWS",
       // No index either: a page records each touched group once per transform (the rows come
       // from one GROUP BY or UNION), and every reader takes all of a transform's rows.
       // `emptied` rows are the groups a state-only fold brought to no members.
@@ -34,7 +34,7 @@ std::vector<std::string> create_temp_tables_sql() {
       "delta numeric[], emptied bool NOT NULL DEFAULT false) ON COMMIT DELETE ROWS",
       "CREATE TEMP TABLE IF NOT EXISTS trellis_fan_pairs (tid int NOT NULL, jidx int NOT NULL, "
       "root text[] NOT NULL, fan text[] NOT NULL) ON COMMIT DELETE ROWS",
-      "CREATE TEMP TABLE IF NOT EXISTS trellis_partial_roots (tid int NOT NULL, root text[] NOT "
+      "CREATE TEMP TABLE IF NOT EXISTS trellis_whole_roots (tid int NOT NULL, root text[] NOT "
       "NULL) ON COMMIT DELETE ROWS",
       "CREATE TEMP TABLE IF NOT EXISTS trellis_hidden (tbl int NOT NULL, key text[] NOT NULL) ON "
       "COMMIT DELETE ROWS",

@@ -16,12 +16,16 @@ namespace trellis::compile {
 // groups a page touched.
 inline constexpr const char* kPageTable = "pg_temp.trellis_page";
 inline constexpr const char* kGroupsTable = "pg_temp.trellis_groups";
-// A 1-1 target over a join that fans out: the (source key, fanning key)
-// pairs a changed row of fanning join `jidx` reaches, and the source keys
-// only such pairs brought into the page (their re-derive is limited to the
-// pairs; join_sql.hpp, "pairs").
+// Which page keys a transform re-derives whole (join_sql.hpp, "pairs"): a
+// key put in the page directly (`mapped` NULL: a source row's change, a
+// build chunk, a released or parked key) is whole for every transform; a
+// key a transform's to-one join mapping (or an aggregate's) reached is whole
+// for it (kWholeRootsTable: tid, root); a 1-1 over a join that fans out
+// re-derives, of a key only its fanning joins reached, the rows of the
+// (source key, fanning key) pairs they recorded (kFanPairsTable). A mapped
+// key no mapping of a transform reached is not re-derived by it at all.
 inline constexpr const char* kFanPairsTable = "pg_temp.trellis_fan_pairs";
-inline constexpr const char* kPartialRootsTable = "pg_temp.trellis_partial_roots";
+inline constexpr const char* kWholeRootsTable = "pg_temp.trellis_whole_roots";
 std::vector<std::string> create_temp_tables_sql();
 
 struct TransformSql {

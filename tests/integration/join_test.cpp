@@ -368,7 +368,13 @@ TEST_F(Join, AChangedFanningRowReDerivesOnlyTheRowsItReaches) {
   t->apply(
       "TRANSFORM f_counted FROM f_orders o LEFT JOIN f_lines l ON l.order_id = o.id SELECT "
       "public.counted(l.qty) AS q");
+  // A second transform over the same join: the source keys the first one's
+  // mapping puts in the page are partial for it too.
+  t->apply(
+      "TRANSFORM f_counted2 FROM f_orders o JOIN f_lines l ON l.order_id = o.id SELECT "
+      "public.counted(l.qty + 1) AS q");
   await_status(*t, "f_counted", "live");
+  await_status(*t, "f_counted2", "live");
   await_converged(*t);
   // The oracle evaluates the field over the whole join: count first.
   auto evals = [&] { return query("SELECT last_value FROM evals").get_int(0, 0); };
@@ -377,15 +383,17 @@ TEST_F(Join, AChangedFanningRowReDerivesOnlyTheRowsItReaches) {
   sql("UPDATE f_lines SET order_id = 3 WHERE id = 11");  // order 3 had no line
   await_converged(*t);
   // Line 10's row and line 11's row under order 3 (order 3's row without a
-  // match goes): a few evaluations, where a whole re-derive of orders 1, 2
-  // and 3 makes 2,000.
+  // match goes) in each target: a few evaluations, where a whole re-derive
+  // of orders 1, 2 and 3 makes 2,000 per target.
   EXPECT_LT(evals() - before, 10);
   expect_oracle("f_counted");
+  expect_oracle("f_counted2");
   before = evals();
   sql("DELETE FROM f_lines WHERE id = 11");  // order 3 is left without a line
   await_converged(*t);
   EXPECT_LT(evals() - before, 10);
   expect_oracle("f_counted");
+  expect_oracle("f_counted2");
   EXPECT_EQ(query("SELECT count(*) FROM f_counted WHERE id = 3 AND l_id IS NULL").get_int(0, 0), 1);
 }
 
