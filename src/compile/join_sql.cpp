@@ -47,14 +47,21 @@ std::string page_keys_of(const JoinDef& j) {
 }
 
 // Adds the source keys `rows` selects (column `key`, encoded, distinct) to
-// the page, as keys d re-derives whole (kWholeRootsTable).
+// the page, as keys d re-derives whole. Only a 1-1 over a join that fans
+// out tells whole keys from paired ones (kWholeRootsTable); every other
+// shape re-derives all of the page's keys, so nothing is recorded for it.
 std::string add_to_page(const TransformDef& d, const std::string& rows) {
   std::string root = std::to_string(d.source_table_id);
+  bool record = d.shape == catalog::Shape::one_to_one && d.fans_out();
   return fmt::format(
-      "WITH __reached AS MATERIALIZED ({0}), __whole AS (INSERT INTO {1} (tid, root) SELECT {2}, "
-      "key FROM __reached) INSERT INTO {3} (tbl, key, mapped) SELECT {4}, __e.key, true FROM "
-      "__reached __e WHERE {5}",
-      rows, kWholeRootsTable, d.id, kPageTable, root, page_lacks(root, "__e.key"));
+      "WITH __reached AS MATERIALIZED ({0}){1} INSERT INTO {2} (tbl, key, mapped) SELECT {3}, "
+      "__e.key, true FROM __reached __e WHERE {4}",
+      rows,
+      record
+          ? fmt::format(", __whole AS (INSERT INTO {} (tid, root) SELECT {}, key FROM __reached)",
+                        kWholeRootsTable, d.id)
+          : "",
+      kPageTable, root, page_lacks(root, "__e.key"));
 }
 
 // A to-one join: the page's keys are the joined rows' ON values, joined to
