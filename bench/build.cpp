@@ -19,13 +19,7 @@ void build(Run& run) {
   int64_t rows = run.source_rows(30000, 10000000);
   int write_rate = 2000;
   auto timeout = std::chrono::seconds(3600);
-  auto shapes = standard_shapes(run, rows);
-  const auto& only = run.settings().shapes;
-  for (auto shape :
-       {join_one_to_one_shape(100), join_groups_shape(100), join_fanout_shape(rows / 10000 + 1)})
-    if (only.empty() || std::find(only.begin(), only.end(), shape.name) != only.end())
-      shapes.push_back(shape);
-  for (const auto& shape : shapes) {
+  for (const auto& shape : standard_shapes(run, rows)) {
     for (bool writes : {false, true}) {
       json line = {{"shape", shape.name},
                    {"groups", shape.groups},

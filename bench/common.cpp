@@ -246,8 +246,12 @@ Shape join_fanout_shape(int64_t groups) {
 
 std::vector<Shape> standard_shapes(const Run& run, int64_t rows) {
   std::vector<Shape> all{
-      one_to_one_shape(), aggregate_shape(100),
-      aggregate_shape(run.size<int64_t>(std::max<int64_t>(1, rows / 10), 100000))};
+      one_to_one_shape(),
+      aggregate_shape(100),
+      aggregate_shape(run.size<int64_t>(std::max<int64_t>(1, rows / 10), 100000)),
+      join_one_to_one_shape(100),
+      join_groups_shape(100),
+      join_fanout_shape(rows / 10000 + 1)};
   const auto& only = run.settings().shapes;
   if (only.empty()) return all;
   std::vector<Shape> chosen;

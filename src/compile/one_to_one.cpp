@@ -195,12 +195,15 @@ std::string whole_roots(const TransformDef& d) {
 // page that d does not re-derive whole (a bisection may have set one aside;
 // a whole one covers its pairs already), decoded as the source key's columns
 // and then `fan` (that join's key columns under any names); with
-// `roots_only`, the distinct source keys alone.
+// `roots_only`, the distinct source keys alone. The page's partial keys are
+// read once into a hash ("IS TRUE" keeps the IN a hashed subplan: pulled up
+// into a semi join, the pairs table's missing statistics made it a nested
+// loop that scanned the page once per pair).
 std::string join_pairs(const TransformDef& d, size_t i, const std::vector<Column>& fan,
                        bool roots_only) {
   return fmt::format(
-      "(SELECT {}{}{} FROM {} q WHERE q.tid = {} AND q.jidx = {} AND EXISTS (SELECT 1 FROM {} p "
-      "WHERE p.tbl = {} AND p.key = q.root AND NOT {}))",
+      "(SELECT {}{}{} FROM {} q WHERE q.tid = {} AND q.jidx = {} AND (q.root IN (SELECT p.key "
+      "FROM {} p WHERE p.tbl = {} AND NOT {})) IS TRUE)",
       roots_only ? "DISTINCT " : "", decode_key_columns(d.key, "q.root"),
       roots_only ? "" : ", " + decode_key_columns(fan, "q.fan"), kFanPairsTable, d.id, i,
       kPageTable, d.source_table_id, whole_for(d, "p"));
@@ -263,10 +266,12 @@ std::string fanned_derive(const TransformDef& d, const std::vector<Field>& field
   // Two fanning joins' pairs may reach one row twice.
   if (fanning > 1)
     all = fmt::format("SELECT DISTINCT ON {} * FROM ({}) __u", key_tuple(d.target_key(), ""), all);
+  // The rows in scope are deleted through their row ids (a TID scan), not
+  // by a hash join over the whole target.
   return rewrite(
       d, fields, all,
-      "__t.ctid IN (" +
-          join<std::string>(scope, " UNION ALL ", [](const std::string& s) { return s; }) + ")");
+      "__t.ctid = ANY (ARRAY(" +
+          join<std::string>(scope, " UNION ALL ", [](const std::string& s) { return s; }) + "))");
 }
 
 // The source key ending the next build range (or keyset chunk) of about
