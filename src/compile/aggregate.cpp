@@ -229,7 +229,7 @@ std::string touched_groups(const TransformDef& d, bool with_deltas) {
 // and which entries differ) and, when deltas are recorded, its
 // contributions. The key slot locks keep every other writer of these
 // entries out until commit, so the ctids stay theirs.
-std::string old_entries(const TransformDef& d, bool with_deltas) {
+std::string old_entries_where(const TransformDef& d, bool with_deltas, const std::string& filter) {
   std::string alias = ident(d.alias);
   std::vector<Column> stored = ledger_key(d);
   for (const auto& c : ledger_columns(d)) stored.push_back(c);
@@ -244,9 +244,14 @@ std::string old_entries(const TransformDef& d, bool with_deltas) {
   }
   return fmt::format(
       "SELECT {0}.ctid AS \"__ctid\", {1}, {0}.\"__ledger_group\", {0}.\"__present\" FROM {2} AS "
-      "{0}{5} WHERE {3} IN (SELECT {4} FROM __trellis_keys)",
-      alias, cols, ledger(d), key_tuple(d.key, alias),
-      join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }), scope);
+      "{0}{3} WHERE {4}",
+      alias, cols, ledger(d), scope, filter);
+}
+
+// The page's keys (of __trellis_keys) as a filter of rows read as d's alias.
+std::string in_page_keys(const TransformDef& d) {
+  return fmt::format("{} IN (SELECT {} FROM __trellis_keys)", key_tuple(d.key, ident(d.alias)),
+                     join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }));
 }
 
 // A source row as a ledger entry: key, ledger columns and the encoded
@@ -277,12 +282,38 @@ std::string and_where(const TransformDef& d) {
 
 // The current source rows of the page's keys (those the WHERE keeps) as
 // ledger entries.
-std::string entry_sources(const TransformDef& d) {
-  std::string alias = ident(d.alias);
-  return fmt::format("SELECT {} FROM {} WHERE {} IN (SELECT {} FROM __trellis_keys){}",
-                     entry_columns(d), d.from_clause(), key_tuple(d.key, alias),
-                     join<Column>(d.key, ", ", [](const Column& c) { return ident(c.name); }),
+std::string entry_sources_where(const TransformDef& d, const std::string& filter) {
+  return fmt::format("SELECT {} FROM {} WHERE {}{}", entry_columns(d), d.from_clause(), filter,
                      and_where(d));
+}
+
+// The page's entries before and after (__trellis_old, __trellis_src). Over
+// a join that fans out, __trellis_keys holds the page's whole source keys,
+// and each partial one's pairs drive a part of their own (shared_sql.hpp,
+// fanned_parts), as in the 1-1 re-derive: a changed fanning row rewrites
+// the entries it reaches, not every entry of its source key. Two fanning
+// joins' pairs may reach one entry twice, so both sides are then made
+// distinct (an entry counted twice would fold its deltas twice).
+struct PageEntries {
+  std::string keys, src, old;
+};
+PageEntries page_entries(const TransformDef& d, bool with_deltas) {
+  std::string in_keys = in_page_keys(d);
+  PageEntries out{page_keys_cte(d), entry_sources_where(d, in_keys),
+                  old_entries_where(d, with_deltas, in_keys)};
+  if (!d.fans_out()) return out;
+  out.keys = whole_roots(d);
+  out.keys = out.keys.substr(1, out.keys.size() - 2);
+  for (const auto& part : fanned_parts(d, d.ledger_fan_key(), ident(d.alias))) {
+    out.src += " UNION ALL " + per_pair(part.drive, entry_sources_where(d, part.live));
+    out.old += " UNION ALL " + per_pair(part.drive, old_entries_where(d, with_deltas, part.held));
+  }
+  if (std::count_if(d.joins.begin(), d.joins.end(), [](const auto& j) { return j.fans; }) > 1) {
+    out.src =
+        fmt::format("SELECT DISTINCT ON {} * FROM ({}) __u", key_tuple(ledger_key(d), ""), out.src);
+    out.old = fmt::format("SELECT DISTINCT ON (\"__ctid\") * FROM ({}) __u", out.old);
+  }
+  return out;
 }
 
 // The ledger's columns, as an INSERT's column list.
@@ -294,6 +325,7 @@ std::string ledger_column_list(const TransformDef& d) {
 }
 
 std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
+  PageEntries entries = page_entries(d, with_deltas && d.any_incremental());
   std::string sets, old_row, new_row;
   for (const auto& c : ledger_columns(d)) {
     sets += ident(c.name) + " = __s." + ident(c.name) + ", ";
@@ -317,9 +349,8 @@ std::string rewrite_entries(const TransformDef& d, bool with_deltas) {
       "EXISTS (SELECT 1 FROM __trellis_old __o WHERE {6})), "
       "__trellis_del AS (DELETE FROM {4} __l USING __trellis_old __o WHERE __l.ctid = "
       "__o.\"__ctid\" AND NOT EXISTS (SELECT 1 FROM __trellis_src __s WHERE {6})) SELECT 1",
-      page_keys_cte(d), entry_sources(d), old_entries(d, with_deltas && d.any_incremental()),
-      touched_groups(d, with_deltas), ledger(d), sets, ledger_key_equal(d, "__o", "__s"), differs,
-      ledger_column_list(d));
+      entries.keys, entries.src, entries.old, touched_groups(d, with_deltas), ledger(d), sets,
+      ledger_key_equal(d, "__o", "__s"), differs, ledger_column_list(d));
 }
 
 // The build range ($1, $2] of the source (NULL: an open end) as present
@@ -721,7 +752,7 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.group_range_rewrite = group_range_rewrite(d);
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
   sql.oracle_select = grouped_select(d, "", false, where, nullptr, d.fields);
-  sql.map_joined_keys = map_joined_keys(d, ledger(d), d.ledger_fan_key(), false);
+  sql.map_joined_keys = map_joined_keys(d, ledger(d), d.ledger_fan_key());
   return sql;
 }
 

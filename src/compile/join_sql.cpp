@@ -47,12 +47,12 @@ std::string page_keys_of(const JoinDef& j) {
 }
 
 // Adds the source keys `rows` selects (column `key`, encoded, distinct) to
-// the page, as keys d re-derives whole. Only a 1-1 over a join that fans
-// out tells whole keys from paired ones (kWholeRootsTable); every other
-// shape re-derives all of the page's keys, so nothing is recorded for it.
+// the page, as keys d re-derives whole. Only a transform over a join that
+// fans out tells whole keys from paired ones (kWholeRootsTable); every other
+// one re-derives all of the page's keys, so nothing is recorded for it.
 std::string add_to_page(const TransformDef& d, const std::string& rows) {
   std::string root = std::to_string(d.source_table_id);
-  bool record = d.shape == catalog::Shape::one_to_one && d.fans_out();
+  bool record = d.fans_out();
   return fmt::format(
       "WITH __reached AS MATERIALIZED ({0}){1} INSERT INTO {2} (tbl, key, mapped) SELECT {3}, "
       "__e.key, true FROM __reached __e WHERE {4}",
@@ -93,7 +93,7 @@ JoinedKeyMap map_to_one(const TransformDef& d, size_t i) {
 // the snapshot it reads the tables in (docs/architecture.md, joins that
 // fan out).
 JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::string& held_table,
-                         const std::vector<TransformDef::FanColumn>& held_fan, bool pairs) {
+                         const std::vector<TransformDef::FanColumn>& held_fan) {
   const JoinDef& j = d.joins[i];
   std::vector<catalog::Column> held;
   for (const auto& f : held_fan)
@@ -107,7 +107,6 @@ JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::string& hel
       encode_key(d.key, "__t"), encode_key(held, "__t"), held_table, key_tuple(held, "__t"),
       page_keys_of(j), encode_key(d.key, ident(d.alias)), encode_key(j.key, ident(j.alias)), from,
       key_tuple(j.key, ident(j.alias)), page_keys_of(j));
-  if (!pairs) return {j.table_id, add_to_page(d, "SELECT DISTINCT key FROM (" + rows + ") __r")};
   std::string root = std::to_string(d.source_table_id);
   return {
       j.table_id,
@@ -121,13 +120,12 @@ JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::string& hel
 }  // namespace
 
 std::vector<JoinedKeyMap> map_joined_keys(const TransformDef& d, const std::string& held_table,
-                                          const std::vector<TransformDef::FanColumn>& held_fan,
-                                          bool pairs) {
+                                          const std::vector<TransformDef::FanColumn>& held_fan) {
   std::vector<JoinedKeyMap> out;
   for (size_t i = 0; i < d.joins.size(); ++i)
     if (!d.joins[i].fans) out.push_back(map_to_one(d, i));
   for (size_t i = 0; i < d.joins.size(); ++i)
-    if (d.joins[i].fans) out.push_back(map_fanning(d, i, held_table, held_fan, pairs));
+    if (d.joins[i].fans) out.push_back(map_fanning(d, i, held_table, held_fan));
   return out;
 }
 

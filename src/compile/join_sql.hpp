@@ -23,18 +23,18 @@ namespace trellis::compile {
 // A join that fans out maps differently (join_sql.cpp, map_fanning): through
 // `held_table` (the target or the ledger), which holds its key in the
 // columns `held_fan` (the definition's fan key as that table names it).
-// With `pairs` (a 1-1 target) it records what a change reaches as (source
-// key, fanning key) pairs (kFanPairsTable) and adds the source keys the page
-// lacks, which the re-derive covers only through their pairs unless some
-// other change makes them whole (transform_sql.hpp, kWholeRootsTable): a
-// changed line re-derives its own target rows, not every row of its order.
-// Every other mapping adds the keys it reaches as whole ones.
+// It records what a change reaches as (source key, fanning key) pairs
+// (kFanPairsTable) and adds the source keys the page lacks, which the
+// re-derive covers only through their pairs unless some other change makes
+// them whole (transform_sql.hpp, kWholeRootsTable): a changed line
+// re-derives its own target rows (or ledger entries), not every one of its
+// order. Every other mapping adds the keys it reaches as whole ones.
 struct JoinedKeyMap {
   int table_id = 0;
   std::string sql;
 };
 std::vector<JoinedKeyMap> map_joined_keys(
     const catalog::TransformDef& d, const std::string& held_table,
-    const std::vector<catalog::TransformDef::FanColumn>& held_fan, bool pairs);
+    const std::vector<catalog::TransformDef::FanColumn>& held_fan);
 
 }  // namespace trellis::compile

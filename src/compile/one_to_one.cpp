@@ -175,40 +175,6 @@ std::string range_rewrite(const TransformDef& d, const std::vector<Field>& field
                   key_after(d.key, "__t", "$1::text[]"), key_at_most(d.key, "__t", "$2::text[]")));
 }
 
-// Whether the page row `p` (of the source) is a key d re-derives whole: put
-// in the page directly, or reached by one of d's other mappings
-// (transform_sql.hpp, kWholeRootsTable).
-std::string whole_for(const TransformDef& d, const std::string& p) {
-  return fmt::format(
-      "({0}.mapped IS NULL OR EXISTS (SELECT 1 FROM {1} w WHERE w.tid = {2} AND w.root = {0}.key))",
-      p, kWholeRootsTable, d.id);
-}
-
-// The page's source keys d re-derives whole.
-std::string whole_roots(const TransformDef& d) {
-  return fmt::format("(SELECT {} FROM {} p WHERE p.tbl = {} AND {})",
-                     decode_key_columns(d.key, "p.key"), kPageTable, d.source_table_id,
-                     whole_for(d, "p"));
-}
-
-// The (source key, key of fanning join i) pairs of the source keys in the
-// page that d does not re-derive whole (a bisection may have set one aside;
-// a whole one covers its pairs already), decoded as the source key's columns
-// and then `fan` (that join's key columns under any names); with
-// `roots_only`, the distinct source keys alone. The page's partial keys are
-// read once into a hash ("IS TRUE" keeps the IN a hashed subplan: pulled up
-// into a semi join, the pairs table's missing statistics made it a nested
-// loop that scanned the page once per pair).
-std::string join_pairs(const TransformDef& d, size_t i, const std::vector<Column>& fan,
-                       bool roots_only) {
-  return fmt::format(
-      "(SELECT {}{}{} FROM {} q WHERE q.tid = {} AND q.jidx = {} AND (q.root IN (SELECT p.key "
-      "FROM {} p WHERE p.tbl = {} AND NOT {})) IS TRUE)",
-      roots_only ? "DISTINCT " : "", decode_key_columns(d.key, "q.root"),
-      roots_only ? "" : ", " + decode_key_columns(fan, "q.fan"), kFanPairsTable, d.id, i,
-      kPageTable, d.source_table_id, whole_for(d, "p"));
-}
-
 // The re-derive when a join fans out: a source key has any number of
 // target rows, so the page's keys are rewritten as a range is (their
 // current rows upserted, their target rows that no longer match deleted).
@@ -225,42 +191,13 @@ std::string fanned_derive(const TransformDef& d, const std::vector<Field>& field
       fmt::format("{} WHERE {} IN {}{}", select, key_tuple(d.key, alias), whole_roots(d), where)};
   std::vector<std::string> scope = {fmt::format("SELECT __r.ctid FROM {} __r WHERE {} IN {}",
                                                 target, key_tuple(d.key, "__r"), whole_roots(d))};
-  // The pairs (or their source keys) drive each part, one probe of the
-  // tables' and the target's keys per pair: a temporary table has no
-  // statistics, and a hash join from an estimate would scan the whole join.
-  auto per_pair = [](const std::string& pairs, const std::string& rows) {
-    return fmt::format("SELECT __x.* FROM {} __p CROSS JOIN LATERAL ({}) __x", pairs, rows);
-  };
-  std::string root_is_pair = key_equal(d.key, alias, "__p");
-  std::string target_root_is_pair = key_equal(d.key, "__r", "__p");
-  size_t fanning = 0;
-  for (size_t i = 0; i < d.joins.size(); ++i) {
-    const auto& j = d.joins[i];
-    if (!j.fans) continue;
-    ++fanning;
-    std::vector<Column> held;
-    for (const auto& f : d.fan_key())
-      if (f.alias == j.alias) held.push_back(f.column);
-    std::string fan_is_pair, target_fan_is_pair;
-    for (size_t k = 0; k < held.size(); ++k) {
-      fan_is_pair += fmt::format(" AND {}.{} = __p.{}", ident(j.alias), ident(j.key[k].name),
-                                 ident(held[k].name));
-      target_fan_is_pair += fmt::format(" AND __r.{0} = __p.{0}", ident(held[k].name));
-    }
-    std::string pairs = join_pairs(d, i, held, false), roots = join_pairs(d, i, held, true);
-    sources.push_back(
-        per_pair(pairs, fmt::format("{} WHERE {}{}{}", select, root_is_pair, fan_is_pair, where)));
-    scope.push_back(per_pair(pairs, fmt::format("SELECT __r.ctid FROM {} __r WHERE {}{}", target,
-                                                target_root_is_pair, target_fan_is_pair)));
-    if (!j.left_outer) continue;
-    sources.push_back(
-        per_pair(roots, fmt::format("{} WHERE {} AND {}.{} IS NULL{}", select, root_is_pair,
-                                    ident(j.alias), ident(j.key.front().name), where)));
-    scope.push_back(
-        per_pair(roots, fmt::format("SELECT __r.ctid FROM {} __r WHERE {} AND __r.{} "
-                                    "IS NULL",
-                                    target, target_root_is_pair, ident(held.front().name))));
+  for (const auto& part : fanned_parts(d, d.fan_key(), "__r")) {
+    sources.push_back(per_pair(part.drive, fmt::format("{} WHERE {}{}", select, part.live, where)));
+    scope.push_back(per_pair(
+        part.drive, fmt::format("SELECT __r.ctid FROM {} __r WHERE {}", target, part.held)));
   }
+  size_t fanning =
+      std::count_if(d.joins.begin(), d.joins.end(), [](const auto& j) { return j.fans; });
   std::string all =
       join<std::string>(sources, " UNION ALL ", [](const std::string& s) { return s; });
   // Two fanning joins' pairs may reach one row twice.
@@ -295,7 +232,7 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   sql.drop = {"DROP TABLE IF EXISTS " + target};
   sql.steps = {lock_key_slots(d), derive(d, written_fields(d))};
   sql.build_steps = sql.steps;
-  sql.map_joined_keys = map_joined_keys(d, target, d.fan_key(), true);
+  sql.map_joined_keys = map_joined_keys(d, target, d.fan_key());
   sql.page_all_held_keys = page_all_keys(d, target);
   sql.page_all_source_keys = page_all_keys(d, qualified(d.source_schema, d.source_table));
   sql.source_chunk_bound = d.fans_out() ? fanned_chunk_bound(d) : chunk_bound(d.key, source);

@@ -166,6 +166,74 @@ std::string page_all_keys(const TransformDef& d, const std::string& table) {
   return page_insert(d, table, "");
 }
 
+// Whether the page row `p` (of the source) is a key d re-derives whole: put
+// in the page directly, or reached by one of d's other mappings
+// (transform_sql.hpp, kWholeRootsTable).
+std::string whole_for(const TransformDef& d, const std::string& p) {
+  return fmt::format(
+      "({0}.mapped IS NULL OR EXISTS (SELECT 1 FROM {1} w WHERE w.tid = {2} AND w.root = {0}.key))",
+      p, kWholeRootsTable, d.id);
+}
+
+// The page's source keys d re-derives whole.
+std::string whole_roots(const TransformDef& d) {
+  return fmt::format("(SELECT {} FROM {} p WHERE p.tbl = {} AND {})",
+                     decode_key_columns(d.key, "p.key"), kPageTable, d.source_table_id,
+                     whole_for(d, "p"));
+}
+
+// The (source key, key of fanning join i) pairs of the source keys in the
+// page that d does not re-derive whole (a bisection may have set one aside;
+// a whole one covers its pairs already), decoded as the source key's columns
+// and then `fan` (that join's key columns under any names); with
+// `roots_only`, the distinct source keys alone. The page's partial keys are
+// read once into a hash ("IS TRUE" keeps the IN a hashed subplan: pulled up
+// into a semi join, the pairs table's missing statistics made it a nested
+// loop that scanned the page once per pair).
+std::string join_pairs(const TransformDef& d, size_t i, const std::vector<Column>& fan,
+                       bool roots_only) {
+  return fmt::format(
+      "(SELECT {}{}{} FROM {} q WHERE q.tid = {} AND q.jidx = {} AND (q.root IN (SELECT p.key "
+      "FROM {} p WHERE p.tbl = {} AND NOT {})) IS TRUE)",
+      roots_only ? "DISTINCT " : "", decode_key_columns(d.key, "q.root"),
+      roots_only ? "" : ", " + decode_key_columns(fan, "q.fan"), kFanPairsTable, d.id, i,
+      kPageTable, d.source_table_id, whole_for(d, "p"));
+}
+
+std::vector<FannedPart> fanned_parts(const TransformDef& d,
+                                     const std::vector<TransformDef::FanColumn>& held_fan,
+                                     const std::string& held) {
+  std::vector<FannedPart> out;
+  std::string root_is_pair = key_equal(d.key, ident(d.alias), "__p");
+  std::string held_root_is_pair = key_equal(d.key, held, "__p");
+  for (size_t i = 0; i < d.joins.size(); ++i) {
+    const auto& j = d.joins[i];
+    if (!j.fans) continue;
+    std::vector<Column> cols;
+    for (const auto& f : held_fan)
+      if (f.alias == j.alias) cols.push_back(f.column);
+    std::string fan_is_pair, held_fan_is_pair;
+    for (size_t k = 0; k < cols.size(); ++k) {
+      fan_is_pair += fmt::format(" AND {}.{} = __p.{}", ident(j.alias), ident(j.key[k].name),
+                                 ident(cols[k].name));
+      held_fan_is_pair += fmt::format(" AND {0}.{1} = __p.{1}", held, ident(cols[k].name));
+    }
+    out.push_back({join_pairs(d, i, cols, false), root_is_pair + fan_is_pair,
+                   held_root_is_pair + held_fan_is_pair});
+    if (!j.left_outer) continue;
+    out.push_back(
+        {join_pairs(d, i, cols, true),
+         fmt::format("{} AND {}.{} IS NULL", root_is_pair, ident(j.alias),
+                     ident(j.key.front().name)),
+         fmt::format("{} AND {}.{} IS NULL", held_root_is_pair, held, ident(cols.front().name))});
+  }
+  return out;
+}
+
+std::string per_pair(const std::string& drive, const std::string& rows) {
+  return fmt::format("SELECT __x.* FROM {} __p CROSS JOIN LATERAL ({}) __x", drive, rows);
+}
+
 static_assert(catalog::kRingBuckets <= 256, "a key slot lock holds the slot in 8 bits");
 
 std::string lock_key_slots(const TransformDef& d) {

@@ -45,6 +45,33 @@ std::vector<std::string> fan_indexes(const std::string& table,
 std::string fanned_key_equal(const std::vector<catalog::Column>& key,
                              const std::vector<catalog::TransformDef::FanColumn>& fan,
                              const std::string& a, const std::string& b);
+// Over a join that fans out (docs/architecture.md, fan-out pairs): whether
+// the page row `p` of the source is a key d re-derives whole (put in the
+// page directly, or reached by one of d's other mappings); the page's whole
+// source keys, decoded; and the pairs (source key, key of fanning join i),
+// decoded as the key's columns then `fan`, of the page's other ("partial")
+// source keys, or with `roots_only` those keys alone.
+std::string whole_for(const catalog::TransformDef& d, const std::string& p);
+std::string whole_roots(const catalog::TransformDef& d);
+std::string join_pairs(const catalog::TransformDef& d, size_t i,
+                       const std::vector<catalog::Column>& fan, bool roots_only);
+// One part of a re-derive of the partial keys per join that fans out (and a
+// second one, under a LEFT JOIN, for a partial key's row without a match):
+// `drive` yields its pairs (or partial keys), read as `__p`; `live` matches
+// them on the tables (d's FROM clause), `held` on a table keyed like
+// fanned_key(d.key, held_fan) read as alias `held` (the 1-1 target, the
+// ledger). per_pair() drives `rows` (which reads `__p`) once per pair: a
+// temporary table has no statistics, and a hash join from an estimate
+// would scan the whole join.
+struct FannedPart {
+  std::string drive;
+  std::string live;
+  std::string held;
+};
+std::vector<FannedPart> fanned_parts(const catalog::TransformDef& d,
+                                     const std::vector<catalog::TransformDef::FanColumn>& held_fan,
+                                     const std::string& held);
+std::string per_pair(const std::string& drive, const std::string& rows);
 // See TransformSql: the chunk's last key after $1 in `table`'s key order.
 std::string chunk_bound(const std::vector<catalog::Column>& key, const std::string& table);
 // The same over the rows of a FROM clause `from` whose key columns are

@@ -20,9 +20,10 @@ inline constexpr const char* kGroupsTable = "pg_temp.trellis_groups";
 // key put in the page directly (`mapped` NULL: a source row's change, a
 // build chunk, a released or parked key) is whole for every transform; a
 // key a transform's to-one join mapping (or an aggregate's) reached is whole
-// for it (kWholeRootsTable: tid, root); a 1-1 over a join that fans out
-// re-derives, of a key only its fanning joins reached, the rows of the
-// (source key, fanning key) pairs they recorded (kFanPairsTable). A mapped
+// for it (kWholeRootsTable: tid, root); a transform over a join that fans
+// out re-derives, of a key only its fanning joins reached, the target rows
+// or ledger entries of the (source key, fanning key) pairs they recorded
+// (kFanPairsTable). A mapped
 // key no mapping of a transform reached is not re-derived by it at all.
 inline constexpr const char* kFanPairsTable = "pg_temp.trellis_fan_pairs";
 inline constexpr const char* kWholeRootsTable = "pg_temp.trellis_whole_roots";

@@ -121,6 +121,25 @@ class Join : public TrellisTest {
         "CREATE TABLE f_lines (id int PRIMARY KEY, order_id int, qty int);"
         "CREATE INDEX ON f_lines (order_id)");
   }
+  // Orders 1-3 and 2,000 lines of orders 1 and 2, and public.counted(x),
+  // which returns x and counts its calls (evals()): how many rows a change
+  // makes a transform evaluate. The oracle evaluates the fields over the
+  // whole join, so a test reads the count before it.
+  void create_counted_lines() {
+    sql("CREATE SEQUENCE evals; CREATE FUNCTION counted(x int) RETURNS int LANGUAGE plpgsql "
+        "IMMUTABLE AS $$ BEGIN PERFORM nextval('public.evals'); RETURN x; END $$");
+    create_orders_with_lines();
+    sql("INSERT INTO f_orders SELECT g, 'o' || g FROM generate_series(1, 3) g;"
+        "INSERT INTO f_lines SELECT g, g % 2 + 1, g FROM generate_series(1, 2000) g");
+  }
+  int64_t evals() { return query("SELECT last_value FROM evals").get_int(0, 0); }
+  // The evaluations `change` makes once the transforms converge.
+  int64_t evaluations_of(Trellis& t, const std::string& change) {
+    int64_t before = evals();
+    sql(change);
+    await_converged(t);
+    return evals() - before;
+  }
   void create_lines() {
     sql("CREATE TABLE j_lines (id int PRIMARY KEY, order_id int, qty int);"
         "CREATE INDEX ON j_lines (order_id);"
@@ -359,11 +378,7 @@ TEST_F(Join, BuildRangesOverAFanningJoinCountTheJoinedRows) {
 // those orders: the field counts its evaluations. A LEFT JOIN's row
 // without a match comes and goes with the pairs too.
 TEST_F(Join, AChangedFanningRowReDerivesOnlyTheRowsItReaches) {
-  sql("CREATE SEQUENCE evals; CREATE FUNCTION counted(x int) RETURNS int LANGUAGE plpgsql "
-      "IMMUTABLE AS $$ BEGIN PERFORM nextval('public.evals'); RETURN x; END $$");
-  create_orders_with_lines();
-  sql("INSERT INTO f_orders SELECT g, 'o' || g FROM generate_series(1, 3) g;"
-      "INSERT INTO f_lines SELECT g, g % 2 + 1, g FROM generate_series(1, 2000) g");
+  create_counted_lines();
   auto t = start(2);
   t->apply(
       "TRANSFORM f_counted FROM f_orders o LEFT JOIN f_lines l ON l.order_id = o.id SELECT "
@@ -376,25 +391,55 @@ TEST_F(Join, AChangedFanningRowReDerivesOnlyTheRowsItReaches) {
   await_status(*t, "f_counted", "live");
   await_status(*t, "f_counted2", "live");
   await_converged(*t);
-  // The oracle evaluates the field over the whole join: count first.
-  auto evals = [&] { return query("SELECT last_value FROM evals").get_int(0, 0); };
-  int64_t before = evals();
-  sql("UPDATE f_lines SET qty = -1 WHERE id = 10");
-  sql("UPDATE f_lines SET order_id = 3 WHERE id = 11");  // order 3 had no line
-  await_converged(*t);
-  // Line 10's row and line 11's row under order 3 (order 3's row without a
-  // match goes) in each target: a few evaluations, where a whole re-derive
-  // of orders 1, 2 and 3 makes 2,000 per target.
-  EXPECT_LT(evals() - before, 10);
+  // Line 10's row and line 11's row under order 3, which had no line (order
+  // 3's row without a match goes) in each target: a few evaluations, where a
+  // whole re-derive of orders 1, 2 and 3 makes 2,000 per target.
+  EXPECT_LT(evaluations_of(*t,
+                           "UPDATE f_lines SET qty = -1 WHERE id = 10; UPDATE f_lines SET order_id "
+                           "= 3 WHERE id = 11"),
+            10);
   expect_oracle("f_counted");
   expect_oracle("f_counted2");
-  before = evals();
-  sql("DELETE FROM f_lines WHERE id = 11");  // order 3 is left without a line
-  await_converged(*t);
-  EXPECT_LT(evals() - before, 10);
+  // Order 3 is left without a line.
+  EXPECT_LT(evaluations_of(*t, "DELETE FROM f_lines WHERE id = 11"), 10);
   expect_oracle("f_counted");
   expect_oracle("f_counted2");
   EXPECT_EQ(query("SELECT count(*) FROM f_counted WHERE id = 3 AND l_id IS NULL").get_int(0, 0), 1);
+}
+
+TEST_F(Join, AChangedFanningRowRewritesOnlyTheLedgerEntriesItReaches) {
+  create_counted_lines();
+  auto t = start(2);
+  // Per order through a LEFT JOIN (an order without lines has SUM NULL and
+  // COUNT 0), and per note parity through an INNER one; a 1-1 over the same
+  // join maps the same lines into the page for itself.
+  t->apply(
+      "TRANSFORM f_sums FROM f_orders o LEFT JOIN f_lines l ON l.order_id = o.id GROUP BY o.id "
+      "SELECT SUM(public.counted(l.qty)) AS s, COUNT(l.id) AS n");
+  t->apply(
+      "TRANSFORM f_by_note FROM f_orders o JOIN f_lines l ON l.order_id = o.id GROUP BY "
+      "length(o.note) AS len WITHOUT SOURCE INDEX SELECT SUM(public.counted(l.qty + 1)) AS s");
+  t->apply(
+      "TRANSFORM f_rows FROM f_orders o JOIN f_lines l ON l.order_id = o.id SELECT l.qty AS q");
+  for (const char* name : {"f_sums", "f_by_note", "f_rows"}) await_status(*t, name, "live");
+  await_converged(*t);
+  // Each changed line's entries, before and after, in each aggregate: a few
+  // evaluations, where rewriting every entry of orders 1, 2 and 3 makes
+  // 2,000 per aggregate. Then order 3 is left without a line.
+  EXPECT_LT(evaluations_of(*t,
+                           "UPDATE f_lines SET qty = -1 WHERE id = 10; UPDATE f_lines SET order_id "
+                           "= 3 WHERE id = 11"),
+            20);
+  for (const char* name : {"f_sums", "f_by_note", "f_rows"}) expect_oracle(name);
+  EXPECT_LT(evaluations_of(*t, "DELETE FROM f_lines WHERE id = 11"), 20);
+  for (const char* name : {"f_sums", "f_by_note", "f_rows"}) expect_oracle(name);
+  auto order3 = query("SELECT s, n FROM f_sums WHERE id = 3");
+  ASSERT_EQ(order3.rows(), 1);
+  EXPECT_TRUE(order3.is_null(0, 0));
+  EXPECT_EQ(order3.get_int(0, 1), 0);
+  // A change of the source row itself still rewrites all its entries.
+  EXPECT_GE(evaluations_of(*t, "UPDATE f_orders SET note = 'longer' WHERE id = 1"), 1000);
+  for (const char* name : {"f_sums", "f_by_note", "f_rows"}) expect_oracle(name);
 }
 
 TEST_F(Join, ADroppedReferencingIndexIsReportedAsAJoinGap) {
