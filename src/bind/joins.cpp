@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "base/sql_text.hpp"
 #include "bind/refusal.hpp"
@@ -25,6 +26,22 @@ std::string qualified_text(const TableDescription& t) {
 std::string column_list(const TableDescription& t) {
   std::string out;
   for (const auto& c : t.columns) out += (out.empty() ? "" : ", ") + c.column.name;
+  return out;
+}
+
+// "(columns: ...)" of t, for a refusal of `missing`, which t lacks; when
+// it differs from one of t's columns only in case, the fix: SQL folds an
+// unquoted name to lower case, so a name with capitals must be quoted.
+std::string columns_of(const TableDescription& t, const std::string& missing) {
+  std::string out = "(columns: " + column_list(t) + ")";
+  auto lower = [](std::string s) {
+    for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  for (const auto& c : t.columns)
+    if (c.column.name != missing && lower(c.column.name) == lower(missing))
+      return out +
+             fmt::format("; write \"{}\" in double quotes to keep its capitals", c.column.name);
   return out;
 }
 
@@ -83,17 +100,24 @@ void Scope::resolve(const lang::TransformStmt& stmt, const lang::Expr& expr,
                            "write {}.{} or just {} (or declare a RELATIONSHIP of that name)",
                            what, at, *ref.qualifier, ref.column, tables[0].alias, tables[0].alias,
                            ref.column, ref.column));
-      if (!e)
+      if (!e) {
+        for (const auto& t : tables)
+          if (t.table.name == *ref.qualifier)
+            refuse(ErrorCode::validation,
+                   fmt::format("{} at {} refers to \"{}.{}\", but table {} has the alias \"{}\" "
+                               "here; write {}.{}",
+                               what, at, *ref.qualifier, ref.column, qualified_text(t.table),
+                               t.alias, t.alias, ref.column));
         refuse(ErrorCode::validation,
                fmt::format("{} at {} refers to \"{}.{}\", but no table in scope is named \"{}\" "
                            "(tables in scope: {}) and the source has no RELATIONSHIP of that name",
                            what, at, *ref.qualifier, ref.column, *ref.qualifier, aliases(*this)));
+      }
       if (!e->table.find(ref.column))
         refuse(ErrorCode::validation,
-               fmt::format("{} at {} refers to column \"{}\", which does not exist in {}.{} "
-                           "(columns: {})",
+               fmt::format("{} at {} refers to column \"{}\", which does not exist in {}.{} {}",
                            what, at, ref.column, e->table.schema, e->table.name,
-                           column_list(e->table)));
+                           columns_of(e->table, ref.column)));
       read[e->alias].insert(ref.column);
       continue;
     }
@@ -102,10 +126,9 @@ void Scope::resolve(const lang::TransformStmt& stmt, const lang::Expr& expr,
       if (e.table.find(ref.column)) candidates.push_back(&e);
     if (candidates.empty() && single)
       refuse(ErrorCode::validation,
-             fmt::format("{} at {} refers to column \"{}\", which does not exist in {}.{} "
-                         "(columns: {})",
-                         what, at, ref.column, tables[0].table.schema, tables[0].table.name,
-                         column_list(tables[0].table)));
+             fmt::format("{} at {} refers to column \"{}\", which does not exist in {}.{} {}", what,
+                         at, ref.column, tables[0].table.schema, tables[0].table.name,
+                         columns_of(tables[0].table, ref.column)));
     if (candidates.empty())
       refuse(ErrorCode::validation,
              fmt::format("{} at {} refers to column \"{}\", which no table in scope has (tables "
@@ -164,17 +187,15 @@ void check_equality_types(const lang::TransformStmt& stmt, const lang::JoinEqual
   const auto* mine = joined.find(e.column);
   if (!mine)
     refuse(ErrorCode::validation,
-           fmt::format("ON of {} at {} refers to column \"{}\", which does not exist in {} "
-                       "(columns: {})",
-                       join, at, e.column, qualified_text(joined), column_list(joined)));
+           fmt::format("ON of {} at {} refers to column \"{}\", which does not exist in {} {}",
+                       join, at, e.column, qualified_text(joined), columns_of(joined, e.column)));
   const auto& other_table = scope.find(e.other_alias)->table;
   const auto* other = other_table.find(e.other_column);
   if (!other)
     refuse(ErrorCode::validation,
-           fmt::format("ON of {} at {} refers to column \"{}\", which does not exist in {} "
-                       "(columns: {})",
+           fmt::format("ON of {} at {} refers to column \"{}\", which does not exist in {} {}",
                        join, at, e.other_column, qualified_text(other_table),
-                       column_list(other_table)));
+                       columns_of(other_table, e.other_column)));
   if (type_text(mine->column) != type_text(other->column))
     refuse(ErrorCode::validation,
            fmt::format("ON of {} at {} equates {}.{} ({}) with {}.{} ({}); joined columns need "
