@@ -101,12 +101,27 @@ JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::string& hel
   std::string from = d.source_item();
   for (size_t k : ancestors(d, i)) from += join_item(d.joins[k], false);
   from += join_item(j, false);
+  // The held rows are probed once per changed key (its index, fan_indexes;
+  // OFFSET 0 keeps the probe from being flattened into a join): the
+  // statistics of a target a build is filling lag, and a hash join planned
+  // from them scanned the whole target on every page.
+  std::string held_is_changed;
+  for (size_t k = 0; k < held.size(); ++k)
+    held_is_changed += fmt::format("{}__r.{} = __c.{}", k ? " AND " : "", ident(held[k].name),
+                                   ident(j.key[k].name));
+  std::vector<catalog::Column> held_cols = d.key;
+  held_cols.insert(held_cols.end(), held.begin(), held.end());
   std::string rows = fmt::format(
-      "SELECT {} AS key, {} AS fan FROM {} __t WHERE {} IN {} UNION SELECT {}, {} FROM {} WHERE {} "
+      "SELECT {} AS key, {} AS fan FROM (SELECT DISTINCT {} FROM {} p WHERE p.tbl = {}) __c CROSS "
+      "JOIN LATERAL (SELECT {} FROM {} __r WHERE {} OFFSET 0) __t UNION SELECT {}, {} FROM {} "
+      "WHERE {} "
       "IN {}",
-      encode_key(d.key, "__t"), encode_key(held, "__t"), held_table, key_tuple(held, "__t"),
-      page_keys_of(j), encode_key(d.key, ident(d.alias)), encode_key(j.key, ident(j.alias)), from,
-      key_tuple(j.key, ident(j.alias)), page_keys_of(j));
+      encode_key(d.key, "__t"), encode_key(held, "__t"), decode_key_columns(j.key, "p.key"),
+      kPageTable, j.table_id,
+      base::join<catalog::Column>(held_cols, ", ",
+                                  [](const catalog::Column& c) { return "__r." + ident(c.name); }),
+      held_table, held_is_changed, encode_key(d.key, ident(d.alias)),
+      encode_key(j.key, ident(j.alias)), from, key_tuple(j.key, ident(j.alias)), page_keys_of(j));
   std::string root = std::to_string(d.source_table_id);
   return {
       j.table_id,
