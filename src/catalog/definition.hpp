@@ -5,7 +5,6 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -176,8 +175,6 @@ struct TransformDef {
   bool any_recomputed() const;
   // Some join fans out (JoinDef::fans).
   bool fans_out() const;
-  // The captured tables of the joins that fan out.
-  std::set<int> fanning_table_ids() const;
   // The target key's columns after the source key: each fanning join's key,
   // named by fan_column_name, in FROM order. NULL in a row a LEFT JOIN
   // found no match for.
