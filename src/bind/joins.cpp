@@ -252,11 +252,17 @@ void bind_joins(pg::Connection& conn, catalog::Store& store, const lang::Transfo
       check_equality_types(stmt, eq, e, alias, *info, scope, join);
       j.on.push_back(e);
     }
-    j.fans =
-        std::any_of(info->primary_key.begin(), info->primary_key.end(), [&](const std::string& k) {
-          return std::none_of(j.on.begin(), j.on.end(),
-                              [&](const JoinDef::Equality& e) { return e.column == k; });
-        });
+    auto covered = [&](const std::vector<std::string>& columns) {
+      return std::all_of(columns.begin(), columns.end(), [&](const std::string& k) {
+        return std::any_of(j.on.begin(), j.on.end(),
+                           [&](const JoinDef::Equality& e) { return e.column == k; });
+      });
+    };
+    j.fans = !covered(info->primary_key);
+    // A unique key the ON covers (NULLs never match, so no key column need
+    // be NOT NULL) makes the join to-one as well; validate_transform keeps
+    // it so (`held`) for a 1-1 transform only.
+    j.held = j.fans && std::any_of(info->unique_keys.begin(), info->unique_keys.end(), covered);
     if (auto captured = store.captured_table(conn, j.schema, j.table)) {
       bool same = captured->key.size() == j.key.size();
       for (size_t i = 0; same && i < j.key.size(); ++i)
@@ -315,7 +321,7 @@ std::vector<JoinIndexNeed> join_index_needs(const TransformDef& def) {
       bool over_key = std::any_of(j.key.begin(), j.key.end(),
                                   [&](const Column& k) { return k.name == e.column; });
       if (j.fans) own.push_back(e.column);
-      if (j.fans || over_key) by_alias[e.other_alias].push_back(e.other_column);
+      if (j.fans || j.held || over_key) by_alias[e.other_alias].push_back(e.other_column);
     }
     if (!own.empty()) {
       JoinIndexNeed need{role,

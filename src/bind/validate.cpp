@@ -170,25 +170,55 @@ void check_field_names(const TransformStmt& stmt, const std::vector<Column>& tak
 // The key columns a join that fans out adds: to a 1-1 target (catalog
 // fan_column_name), unique and short enough; to an aggregate's ledger
 // (catalog ledger_fan_column_name), short enough.
+// A join whose ON covers a unique key other than the primary key is
+// to-one for a 1-1 transform (JoinDef::held); an aggregate's ledger keeps
+// each match as a join that fans out does (its shape is the user's
+// concern nowhere). A re-validation keeps what the target was built as: a
+// target holding the join's key as a key column (`<alias>_<column>`) stays
+// fanned out; one holding it as the hidden held column needs the unique
+// key still there.
+void settle_held_joins(pg::Connection& conn, const TransformStmt& stmt, TransformDef& def,
+                       bool aggregate, const ValidateContext& ctx) {
+  std::optional<TableDescription> target;
+  if (ctx.resuming && !aggregate && !def.joins.empty())
+    target = describe_table(conn, def.target_schema, def.target_table);
+  for (size_t i = 0; i < def.joins.size(); ++i) {
+    auto& j = def.joins[i];
+    if (!j.fans) continue;
+    const std::string& k = j.key.front().name;
+    bool built_fanned = target && target->find(catalog::fan_column_name(j, j.key.front()));
+    bool built_held = target && target->find(catalog::ledger_fan_column_name(j, j.key.front()));
+    if (built_held && !j.held)
+      refuse(ErrorCode::validation,
+             fmt::format("JOIN {} AS {} at {} was to-one through a unique key of {} that is gone "
+                         "(its ON no longer covers the primary key, {}, or a unique key); create "
+                         "the unique index again, or drop the transform and define it again",
+                         j.name(), j.alias, where_at(stmt, stmt.joins[i].position), j.name(), k));
+    if (aggregate || built_fanned) j.held = false;
+    if (j.held) j.fans = false;
+  }
+}
+
 void check_fan_key(const TransformStmt& stmt, const TransformDef& def, bool aggregate) {
   std::set<std::string> seen;
   for (const auto& k : def.key) seen.insert(k.name);
   for (size_t i = 0; i < def.joins.size(); ++i) {
     const auto& j = def.joins[i];
-    if (!j.fans) continue;
+    if (!j.fans && !j.held) continue;
     std::string at = where_at(stmt, stmt.joins[i].position);
-    std::string join = fmt::format("JOIN {} AS {} at {}", j.name(), j.alias, at);
+    std::string join = fmt::format("JOIN {} AS {} at {} {}", j.name(), j.alias, at,
+                                   j.held ? "is to-one through a unique key" : "fans out");
     for (const auto& k : j.key) {
-      std::string name =
-          aggregate ? catalog::ledger_fan_column_name(j, k) : catalog::fan_column_name(j, k);
+      std::string name = aggregate || j.held ? catalog::ledger_fan_column_name(j, k)
+                                             : catalog::fan_column_name(j, k);
       if (name.size() > 63)
         refuse(ErrorCode::validation,
-               fmt::format("{} fans out, so the {} holds its key column {} as \"{}\", "
+               fmt::format("{}, so the {} holds its key column {} as \"{}\", "
                            "which is longer than 63 bytes; give the join a shorter alias",
                            join, aggregate ? "ledger" : "target", k.name, name));
       if (!aggregate && !seen.insert(name).second)
         refuse(ErrorCode::validation,
-               fmt::format("{} fans out, so the target holds its key column {} as \"{}\", "
+               fmt::format("{}, so the target holds its key column {} as \"{}\", "
                            "which another key column of the target already is; give the join "
                            "another alias",
                            join, k.name, name));
@@ -491,6 +521,7 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
     resolve_group(stmt, src, scope, def);
     def.ledger = ledger_columns(stmt, src, scope, def);
   }
+  settle_held_joins(conn, stmt, def, aggregate, ctx);
   check_fan_key(stmt, def, aggregate);
   check_field_names(stmt, aggregate ? def.group : def.target_key(), aggregate);
   check_upstream(names, src, def.key);

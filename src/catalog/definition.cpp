@@ -157,7 +157,8 @@ nlohmann::json to_json(const TransformDef& d) {
                        {"key", columns_to_json(jd.key)},
                        {"reads", columns_to_json(jd.reads)},
                        {"on", on},
-                       {"fans", jd.fans}});
+                       {"fans", jd.fans},
+                       {"held", jd.held}});
     }
     j["joins"] = joins;
   }
@@ -194,6 +195,7 @@ TransformDef transform_from_json(const nlohmann::json& j) {
     for (const auto& e : jj.at("on"))
       jd.on.push_back({e.at("column"), e.at("other_alias"), e.at("other_column")});
     jd.fans = jj.value("fans", false);
+    jd.held = jj.value("held", false);
     d.joins.push_back(std::move(jd));
   }
   if (j.contains("ledger")) d.ledger = columns_from_json(j.at("ledger"));
@@ -231,13 +233,14 @@ bool TransformDef::fans_out() const {
 
 namespace {
 
-// Each fanning join's key columns, in FROM order, named by `name`.
+// The key columns of each join `which` keeps, in FROM order, named by
+// `name`.
 std::vector<TransformDef::FanColumn> fan_columns(const std::vector<JoinDef>& joins,
-                                                 std::string (*name)(const JoinDef&,
-                                                                     const Column&)) {
+                                                 std::string (*name)(const JoinDef&, const Column&),
+                                                 bool JoinDef::*which = &JoinDef::fans) {
   std::vector<TransformDef::FanColumn> out;
   for (const auto& j : joins) {
-    if (!j.fans) continue;
+    if (!(j.*which)) continue;
     for (const auto& k : j.key) {
       Column c = k;
       c.name = name(j, k);
@@ -255,6 +258,12 @@ std::vector<TransformDef::FanColumn> TransformDef::fan_key() const {
 
 std::vector<TransformDef::FanColumn> TransformDef::ledger_fan_key() const {
   return fan_columns(joins, ledger_fan_column_name);
+}
+
+std::vector<TransformDef::FanColumn> TransformDef::held_key() const {
+  auto out = fan_columns(joins, ledger_fan_column_name, &JoinDef::held);
+  for (auto& f : out) f.nullable = true;
+  return out;
 }
 
 std::vector<Column> TransformDef::target_key() const {

@@ -89,6 +89,12 @@ struct JoinDef {
   // match several of its rows, and the target holds one row per match,
   // keyed by the source key plus this table's key (`fan_key`).
   bool fans = false;
+  // A 1-1 transform's join whose ON covers a unique key of the joined table
+  // other than its primary key: to-one (the target keeps the source's key),
+  // but a change of the table, captured by its primary key, cannot reach
+  // the rows its old row matched through the ON, so the target holds the
+  // matched row's key (`held_key`) and a change finds them through it.
+  bool held = false;
   std::string name() const { return schema + "." + table; }
 };
 
@@ -190,6 +196,9 @@ struct TransformDef {
   std::vector<FanColumn> ledger_fan_key() const;
   // The target's key: `key`, then fan_key()'s columns.
   std::vector<Column> target_key() const;
+  // The key of each held join's matched row (JoinDef::held), as the target
+  // holds it: named by ledger_fan_column_name, NULL without a match.
+  std::vector<FanColumn> held_key() const;
 };
 
 // A table whose changes are captured into the ring.

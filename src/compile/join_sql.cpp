@@ -82,7 +82,8 @@ JoinedKeyMap map_to_one(const TransformDef& d, size_t i) {
                                                  encode_key(d.key, ident(d.alias)), from))};
 }
 
-// A join that fans out: its key is not what its ON equates, so the walk
+// A join that fans out (or a held one, JoinDef::held, mapped the same way
+// to whole source keys): its key is not what its ON equates, so the walk
 // cannot start from the staged key alone. A changed row reaches the source
 // rows the target holds it for (its row before the change: the target's
 // fan key columns, or the ledger's) and the source rows its current row matches (the live
@@ -93,7 +94,7 @@ JoinedKeyMap map_to_one(const TransformDef& d, size_t i) {
 // the snapshot it reads the tables in (docs/architecture.md, joins that
 // fan out).
 JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::string& held_table,
-                         const std::vector<TransformDef::FanColumn>& held_fan) {
+                         const std::vector<TransformDef::FanColumn>& held_fan, bool pairs = true) {
   const JoinDef& j = d.joins[i];
   std::vector<catalog::Column> held;
   for (const auto& f : held_fan)
@@ -122,6 +123,8 @@ JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::string& hel
                                   [](const catalog::Column& c) { return "__r." + ident(c.name); }),
       held_table, held_is_changed, encode_key(d.key, ident(d.alias)),
       encode_key(j.key, ident(j.alias)), from, key_tuple(j.key, ident(j.alias)), page_keys_of(j));
+  // A held join (JoinDef::held) is to-one: its source keys are whole.
+  if (!pairs) return {j.table_id, add_to_page(d, "SELECT DISTINCT key FROM (" + rows + ") __r")};
   std::string root = std::to_string(d.source_table_id);
   return {
       j.table_id,
@@ -138,7 +141,10 @@ std::vector<JoinedKeyMap> map_joined_keys(const TransformDef& d, const std::stri
                                           const std::vector<TransformDef::FanColumn>& held_fan) {
   std::vector<JoinedKeyMap> out;
   for (size_t i = 0; i < d.joins.size(); ++i)
-    if (!d.joins[i].fans) out.push_back(map_to_one(d, i));
+    if (d.joins[i].held)
+      out.push_back(map_fanning(d, i, held_table, held_fan, false));
+    else if (!d.joins[i].fans)
+      out.push_back(map_to_one(d, i));
   for (size_t i = 0; i < d.joins.size(); ++i)
     if (d.joins[i].fans) out.push_back(map_fanning(d, i, held_table, held_fan));
   return out;

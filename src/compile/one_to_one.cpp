@@ -25,11 +25,28 @@ using catalog::TransformDef;
 
 namespace {
 
-// The target, keyed by the source key and the fan key (fanned_key).
+// The key of each held join's matched row (JoinDef::held) as fields every
+// re-derive writes beside `fields`: read from the matched row, NULL without
+// one; a change of that table finds the rows it matched through them.
+std::vector<Field> with_held(const TransformDef& d, const std::vector<Field>& fields) {
+  std::vector<Field> out = fields;
+  for (const auto& h : d.held_key()) {
+    Field f;
+    f.name = h.column.name;
+    f.sql = ident(h.alias) + "." + ident(h.joined_column);
+    f.column = h.column;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// The target, keyed by the source key and the fan key (fanned_key), and
+// the held keys (with_held) beside the fields, each indexed.
 std::string create_target(const TransformDef& d) {
   std::vector<std::string> cols;
   for (const auto& k : d.key) cols.push_back(column_ddl(k, true));
   for (const auto& f : d.fan_key()) cols.push_back(column_ddl(f.column, !f.nullable));
+  for (const auto& h : d.held_key()) cols.push_back(column_ddl(h.column, false));
   for (const auto& f : d.fields) cols.push_back(column_ddl(f.column, false));
   std::string body;
   for (const auto& c : cols) body += c + ", ";
@@ -112,8 +129,9 @@ std::string fanned_derive(const TransformDef& d, const std::vector<Field>& field
 // meanwhile (the slot locks of the step before), so the INSERT meets no
 // concurrent row of its key. Paused fields are not written: a row the derive
 // inserts holds NULL in them, until their rebuild fills them.
-std::string derive(const TransformDef& d, const std::vector<Field>& fields) {
-  if (d.fans_out()) return fanned_derive(d, fields);
+std::string derive(const TransformDef& d, const std::vector<Field>& chosen) {
+  if (d.fans_out()) return fanned_derive(d, chosen);
+  std::vector<Field> fields = with_held(d, chosen);
   std::string page_keys, on, values;
   for (size_t i = 0; i < d.key.size(); ++i) {
     std::string name = ident(d.key[i].name), page_key = "\"__key" + std::to_string(i + 1) + "\"";
@@ -140,7 +158,8 @@ std::string derive(const TransformDef& d, const std::vector<Field>& fields) {
       target_columns(d, fields), values);
 }
 
-std::string range_insert(const TransformDef& d, const std::vector<Field>& fields) {
+std::string range_insert(const TransformDef& d, const std::vector<Field>& chosen) {
+  std::vector<Field> fields = with_held(d, chosen);
   return fmt::format("INSERT INTO {} {} {}", qualified(d.target_schema, d.target_table),
                      target_columns(d, fields), range_sources(d, fields));
 }
@@ -168,7 +187,8 @@ std::string rewrite(const TransformDef& d, const std::vector<Field>& fields,
       target_key_equal(d, "__s", "__t"));
 }
 
-std::string range_rewrite(const TransformDef& d, const std::vector<Field>& fields) {
+std::string range_rewrite(const TransformDef& d, const std::vector<Field>& chosen) {
+  std::vector<Field> fields = with_held(d, chosen);
   return rewrite(
       d, fields, range_sources(d, fields),
       fmt::format("($1::text[] IS NULL OR {}) AND ($2::text[] IS NULL OR {})",
@@ -182,7 +202,8 @@ std::string range_rewrite(const TransformDef& d, const std::vector<Field>& field
 // pairs (source key, key of fanning join j), and, when j is a LEFT JOIN,
 // the row the source key has without a match of j, which a pair may bring
 // or end. Each part reads the tables and the target through their keys.
-std::string fanned_derive(const TransformDef& d, const std::vector<Field>& fields) {
+std::string fanned_derive(const TransformDef& d, const std::vector<Field>& chosen) {
+  std::vector<Field> fields = with_held(d, chosen);
   std::string alias = ident(d.alias);
   std::string where = where_filter(d);
   std::string select = source_select(d, fields);
@@ -229,10 +250,13 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   std::string source = qualified(d.source_schema, d.source_table);
   sql.create = {create_target(d)};
   for (auto& index : fan_indexes(target, d.fan_key())) sql.create.push_back(std::move(index));
+  for (auto& index : fan_indexes(target, d.held_key())) sql.create.push_back(std::move(index));
   sql.drop = {"DROP TABLE IF EXISTS " + target};
   sql.steps = {lock_key_slots(d), derive(d, written_fields(d))};
   sql.build_steps = sql.steps;
-  sql.map_joined_keys = map_joined_keys(d, target, d.fan_key());
+  auto held = d.fan_key();
+  for (const auto& h : d.held_key()) held.push_back(h);
+  sql.map_joined_keys = map_joined_keys(d, target, held);
   sql.page_all_held_keys = page_all_keys(d, target);
   sql.page_all_source_keys = page_all_keys(d, qualified(d.source_schema, d.source_table));
   sql.source_chunk_bound = d.fans_out() ? fanned_chunk_bound(d) : chunk_bound(d.key, source);
@@ -242,7 +266,7 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   sql.range_insert = range_insert(d, written_fields(d));
   sql.range_rewrite = range_rewrite(d, written_fields(d));
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
-  sql.oracle_select = source_select(d, d.fields) + where;
+  sql.oracle_select = source_select(d, with_held(d, d.fields)) + where;
   return sql;
 }
 
