@@ -228,7 +228,11 @@ std::string ledger_fan_column_name(const JoinDef& j, const Column& c) {
 }
 
 bool TransformDef::fans_out() const {
-  return std::any_of(joins.begin(), joins.end(), [](const JoinDef& j) { return j.fans; });
+  return fanning_joins() > 0;
+}
+
+size_t TransformDef::fanning_joins() const {
+  return std::count_if(joins.begin(), joins.end(), [](const JoinDef& j) { return j.fans; });
 }
 
 namespace {

@@ -179,8 +179,9 @@ struct TransformDef {
   std::vector<Column> reads_of(int table_id) const;
   bool any_incremental() const;
   bool any_recomputed() const;
-  // Some join fans out (JoinDef::fans).
+  // Some join fans out (JoinDef::fans); how many do.
   bool fans_out() const;
+  size_t fanning_joins() const;
   // The target key's columns after the source key: each fanning join's key,
   // named by fan_column_name, in FROM order. NULL in a row a LEFT JOIN
   // found no match for.

@@ -308,7 +308,7 @@ PageEntries page_entries(const TransformDef& d, bool with_deltas) {
     out.src += " UNION ALL " + per_pair(part.drive, entry_sources_where(d, part.live));
     out.old += " UNION ALL " + per_pair(part.drive, old_entries_where(d, with_deltas, part.held));
   }
-  if (std::count_if(d.joins.begin(), d.joins.end(), [](const auto& j) { return j.fans; }) > 1) {
+  if (d.fanning_joins() > 1) {
     out.src =
         fmt::format("SELECT DISTINCT ON {} * FROM ({}) __u", key_tuple(ledger_key(d), ""), out.src);
     out.old = fmt::format("SELECT DISTINCT ON (\"__ctid\") * FROM ({}) __u", out.old);

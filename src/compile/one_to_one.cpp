@@ -217,12 +217,10 @@ std::string fanned_derive(const TransformDef& d, const std::vector<Field>& chose
     scope.push_back(per_pair(
         part.drive, fmt::format("SELECT __r.ctid FROM {} __r WHERE {}", target, part.held)));
   }
-  size_t fanning =
-      std::count_if(d.joins.begin(), d.joins.end(), [](const auto& j) { return j.fans; });
   std::string all =
       join<std::string>(sources, " UNION ALL ", [](const std::string& s) { return s; });
   // Two fanning joins' pairs may reach one row twice.
-  if (fanning > 1)
+  if (d.fanning_joins() > 1)
     all = fmt::format("SELECT DISTINCT ON {} * FROM ({}) __u", key_tuple(d.target_key(), ""), all);
   // The rows in scope are deleted through their row ids (a TID scan), not
   // by a hash join over the whole target.
