@@ -61,15 +61,42 @@ void refuse_dropping_read_columns(Trellis::Impl& impl, pg::Connection& conn,
                                 c.name, def.target_name(), reader.target_name()));
 }
 
+// The fields that identify a target's rows (TransformDef::identity) stay.
+void refuse_editing_identity(const catalog::TransformDef& def,
+                             const std::vector<std::string>& edited, const char* verb) {
+  for (const auto& name : edited)
+    if (def.identifies(name))
+      throw Error(ErrorCode::validation,
+                  fmt::format("field \"{}\" of {} is the column of {} that identifies its rows "
+                              "(the target's key); ALTER cannot {} it",
+                              name, def.target_name(), def.source_name(), verb));
+}
+
 catalog::TransformDef load(Trellis::Impl& impl, pg::Connection& conn,
                            const lang::AlterTransformStmt& stmt) {
   auto def = require_transform(impl, conn, stmt.target);
-  if (def.shape != catalog::Shape::one_to_one)
-    throw Error(ErrorCode::validation,
-                fmt::format("ALTER TRANSFORM changes 1-1 transforms only and {} groups its "
-                            "source; to change it, PAUSE and DROP it and define it again",
-                            def.target_name()));
-  return def;
+  if (def.shape == catalog::Shape::one_to_one) return def;
+  // A transform that aggregates a to-many join or relationship per source
+  // row reads as a 1-1 but is grouped by the source's key.
+  bool per_source_row = def.group.size() >= def.key.size() &&
+                        std::equal(def.key.begin(), def.key.end(), def.group.begin(),
+                                   [](const catalog::Column& k, const catalog::Column& g) {
+                                     return k.name == g.name;
+                                   });
+  std::string grouping =
+      def.group.empty()
+          ? "is a one-row aggregate"
+          : fmt::format("is an aggregate grouped by ({})",
+                        base::join<catalog::Column>(
+                            def.group, ", ", [](const catalog::Column& c) { return c.name; }));
+  if (per_source_row)
+    grouping +=
+        " (one row per source row, because a field aggregates over a to-many join or "
+        "relationship)";
+  throw Error(ErrorCode::validation,
+              fmt::format("ALTER TRANSFORM changes 1-1 transforms only, and {} {}; to change it, "
+                          "PAUSE and DROP it and define it again",
+                          def.target_name(), grouping));
 }
 
 }  // namespace
@@ -89,7 +116,9 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
                             base::join<std::string>(edit.dropped, ", ", [](const std::string& n) {
                               return "\"" + n + "\"";
                             })));
-  bind::ValidateContext ctx{impl.options.target_schema, true};
+  refuse_editing_identity(def, edit.dropped, "drop");
+  refuse_editing_identity(def, edit.altered, "change");
+  bind::ValidateContext ctx{impl.options.target_schema, true, &def};
   for (const auto& f : edit.edited.fields)
     if (f.expr.has_aggregate_call)
       throw Error(ErrorCode::validation,

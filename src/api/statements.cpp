@@ -63,7 +63,7 @@ Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt) {
   if (!catalog::allowed(catalog::Operation::resume, def.status))
     return {"resume", def.target_name(), std::string(catalog::name(def.status))};
   auto parsed = std::get<lang::TransformStmt>(lang::parse_statement(def.statement));
-  bind::ValidateContext ctx{impl.options.target_schema, true};
+  bind::ValidateContext ctx{impl.options.target_schema, true, &def};
   auto fresh = bind::validate_transform(*conn, impl.store, parsed, ctx);
   if (!impl.lifecycle.resume(*conn, def.id, fresh)) {
     // Resumed (or paused and resumed) by another session meanwhile.

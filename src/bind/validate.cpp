@@ -456,29 +456,56 @@ bool any_aggregate_field(const TransformStmt& stmt) {
                      [](const lang::Field& f) { return f.expr.has_aggregate_call; });
 }
 
+// The columns that identify the rows of `upstream`'s target to its
+// readers: an aggregate's group columns, or what a 1-1 over one carries.
+std::vector<std::string> identity_of(const catalog::TransformDef& upstream) {
+  if (upstream.shape != catalog::Shape::aggregate) return upstream.identity;
+  std::vector<std::string> out;
+  for (const auto& g : upstream.group) out.push_back(g.name);
+  return out;
+}
+
 // A 1-1 transform over an aggregate target is keyed by that target's
-// primary key, its hidden "__group" (group values may be NULL, which a key
-// cannot be), and carries the upstream's group columns, which identify its
-// rows to the user, as leading fields `alias.col AS col` (one the
-// statement already names is left as written). A new definition gets them
-// written into its stored statement, so a re-validation (RESUME, a
-// widening; `names.upstream` is not read then) finds them as the ordinary
-// fields they are.
+// group columns (docs/architecture.md, "Keys of derived sources"): its
+// target carries them, as leading fields `alias.col AS col`, under UNIQUE
+// NULLS NOT DISTINCT, and addresses its rows by the upstream's hidden
+// "__group" (group values may be NULL, which a primary key cannot be),
+// which determines them. The same holds over a 1-1 that carries them. A
+// field the statement names like one of them must be that column. A new
+// definition gets them written into its stored statement, so a
+// re-validation (RESUME, ALTER; `names.upstream` is not read then) finds
+// them as the ordinary fields they are and keeps the identity it was
+// built with.
+std::vector<std::string> carried_identity(const TransformStmt& stmt, const Names& names) {
+  const auto& upstream = names.upstream;
+  if (!upstream || !stmt.key_columns.empty() || !stmt.group_by.empty() || any_aggregate_field(stmt))
+    return {};
+  return identity_of(*upstream);
+}
+
 TransformStmt with_upstream_group(const TransformStmt& stmt, const Names& names,
                                   const std::string& alias) {
-  const auto& upstream = names.upstream;
-  if (!upstream || upstream->shape != catalog::Shape::aggregate || !stmt.key_columns.empty() ||
-      !stmt.group_by.empty() || any_aggregate_field(stmt))
-    return stmt;
   TransformStmt out = stmt;
   std::vector<lang::Field> carried;
-  for (const auto& g : upstream->group) {
-    bool named = std::any_of(stmt.fields.begin(), stmt.fields.end(),
-                             [&](const lang::Field& f) { return f.name == g.name; });
-    if (named) continue;
-    std::string text = base::ident(alias) + "." + base::ident(g.name);
+  for (const auto& g : carried_identity(stmt, names)) {
+    auto named = std::find_if(stmt.fields.begin(), stmt.fields.end(),
+                              [&](const lang::Field& f) { return f.name == g; });
+    if (named != stmt.fields.end()) {
+      const auto& e = named->expr;
+      bool same = e.is_column && e.columns.size() == 1 && e.columns[0].column == g &&
+                  (!e.columns[0].qualifier || *e.columns[0].qualifier == alias);
+      if (!same)
+        refuse(
+            ErrorCode::validation,
+            fmt::format("field \"{}\" at {} has the name of column \"{}\" of {}, which "
+                        "identifies its rows and which the target carries as its key; "
+                        "rename the field",
+                        g, where_at(stmt, named->name_position), g, names.upstream->target_name()));
+      continue;
+    }
+    std::string text = base::ident(alias) + "." + base::ident(g);
     lang::Field f;
-    f.name = g.name;
+    f.name = g;
     f.expr = lang::parse_expression(text, 0, text.size());
     carried.push_back(std::move(f));
   }
@@ -501,6 +528,7 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   def.source_table = src.name;
   def.alias = given.alias.value_or(src.name);
   const TransformStmt carried = with_upstream_group(given, names, def.alias);
+  def.identity = ctx.built ? ctx.built->identity : carried_identity(given, names);
   catalog::Relationships relationships(store.schema());
   const TransformStmt stmt =
       expand_relationships(conn, relationships, carried, src, def.alias, key_names(carried, src));

@@ -18,6 +18,9 @@ namespace trellis::bind {
 struct ValidateContext {
   std::string target_schema;  // default schema for unqualified names
   bool resuming = false;      // the target already exists (RESUME re-validates)
+  // What a re-validation (RESUME, ALTER) re-validates: what its target was
+  // built as carries over (TransformDef::identity).
+  const catalog::TransformDef* built = nullptr;
 };
 
 // Throws trellis::Error(validation | conflict | not_found) naming the table,

@@ -114,6 +114,10 @@ bool TransformDef::paused(const std::string& field) const {
   return std::find(paused_columns.begin(), paused_columns.end(), field) != paused_columns.end();
 }
 
+bool TransformDef::identifies(const std::string& field) const {
+  return std::find(identity.begin(), identity.end(), field) != identity.end();
+}
+
 nlohmann::json to_json(const TransformDef& d) {
   auto fields = nlohmann::json::array();
   for (const auto& f : d.fields) fields.push_back(field_json(f));
@@ -162,6 +166,7 @@ nlohmann::json to_json(const TransformDef& d) {
     }
     j["joins"] = joins;
   }
+  if (!d.identity.empty()) j["identity"] = d.identity;
   j["where"] = d.where_sql ? nlohmann::json(*d.where_sql) : nlohmann::json();
   return j;
 }
@@ -200,6 +205,7 @@ TransformDef transform_from_json(const nlohmann::json& j) {
   }
   if (j.contains("ledger")) d.ledger = columns_from_json(j.at("ledger"));
   d.without_source_index = j.value("without_source_index", false);
+  d.identity = j.value("identity", std::vector<std::string>{});
   d.compare_group_text = j.value("group_key", std::string("text_array")) == "json_text";
   return d;
 }

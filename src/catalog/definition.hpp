@@ -142,6 +142,13 @@ struct TransformDef {
   // JSON text (compare_group_text false), compared element by element.
   bool compare_group_text = false;
   bool without_source_index = false;
+  // A 1-1 over an aggregate target (or over a 1-1 that has one): the
+  // fields carrying the upstream's group columns, which identify the rows
+  // to the user. The target holds them under UNIQUE NULLS NOT DISTINCT;
+  // its row key stays the upstream's hidden "__group" (group values may be
+  // NULL), whose value determines theirs (docs/architecture.md, "Keys of
+  // derived sources").
+  std::vector<std::string> identity;
   std::string statement;
   // Runtime, not definition: the target is itself captured (another
   // transform reads it), so writing it stages changes downstream.
@@ -150,6 +157,8 @@ struct TransformDef {
   // TRANSFORM t.col (drains and builds leave them as they are).
   std::vector<std::string> paused_columns;
   bool paused(const std::string& field) const;
+  // The field is one of `identity`.
+  bool identifies(const std::string& field) const;
   // Runtime, not definition: the build writes the target by key ranges
   // (phase ranges; an aggregate's groups: group_ranges), so drains park the keys they read instead
   // of re-deriving them (catalog parked_keys).

@@ -50,8 +50,13 @@ std::string create_target(const TransformDef& d) {
   for (const auto& f : d.fields) cols.push_back(column_ddl(f.column, false));
   std::string body;
   for (const auto& c : cols) body += c + ", ";
-  return fmt::format("CREATE TABLE {} ({}{})", qualified(d.target_schema, d.target_table), body,
-                     fanned_key_constraint(d.key, d.fan_key()));
+  std::string identity;
+  if (!d.identity.empty())
+    identity = ", UNIQUE NULLS NOT DISTINCT (" +
+               join<std::string>(d.identity, ", ", [](const std::string& n) { return ident(n); }) +
+               ")";
+  return fmt::format("CREATE TABLE {} ({}{}{})", qualified(d.target_schema, d.target_table), body,
+                     fanned_key_constraint(d.key, d.fan_key()), identity);
 }
 
 std::string target_key_equal(const TransformDef& d, const std::string& a, const std::string& b) {

@@ -214,7 +214,8 @@ std::vector<Column> qualified_columns(const Table& table, const std::string& ali
 }
 
 // The ON of a to-one join of `to` (as `to_alias`) onto `from` (as
-// `from_alias`): each key column of `to` equated with a column of `from` of
+// `from_alias`): each key column of `to` (or its unique column, when it has
+// one, now and then) equated with a column of `from` of
 // its kind (the key's int id with an int column, its text tag with a text
 // one), drawn from `from`'s columns and, less often, its key. "" when `from` has none; else
 // `referencing` gets the columns of `from` it reads, in ON order.
@@ -222,7 +223,10 @@ std::string to_one_on(Rng& rng, const Table& from, const std::string& from_alias
                       const std::string& to_alias, std::vector<std::string>& referencing) {
   std::string on;
   referencing.clear();
-  for (const auto& k : to.key) {
+  // Sometimes through the unique column instead of the primary key.
+  std::vector<Column> key = to.key;
+  if (!to.unique_column.empty() && chance(rng, 0.4)) key = {{to.unique_column, Kind::int4}};
+  for (const auto& k : key) {
     // Mostly a plain column (its values dangle, match and go NULL as the
     // writers set them), sometimes the key itself.
     std::vector<Column> same;
@@ -252,7 +256,8 @@ std::string fan_out_on(Rng& rng, const Table& from, const std::string& from_alia
   bool by_key = chance(rng, 0.6);
   std::vector<std::pair<Column, Column>> pairs;
   for (const auto& c : to.columns) {
-    if (c.kind == Kind::other) continue;
+    // A join ON the unique column is to-one, not one that fans out.
+    if (c.kind == Kind::other || c.name == to.unique_column) continue;
     for (const auto* list : {&from.key, &from.columns})
       if ((list == &from.key) == by_key)
         for (const auto& f : *list)

@@ -93,6 +93,13 @@ Table random_table(Rng& rng, int index) {
     c.name = fmt::format("{}{}", c.tiny ? "g" : "v", i);
     t.columns.push_back(c);
   }
+  if (chance(rng, 0.35)) {
+    Column u;
+    u.name = std::string(1, 'u');
+    u.not_null = true;
+    t.unique_column = u.name;
+    t.columns.push_back(std::move(u));
+  }
   return t;
 }
 
@@ -168,6 +175,8 @@ std::string Schema::ddl() const {
     out += "PRIMARY KEY (";
     for (size_t i = 0; i < t.key.size(); ++i) out += (i ? ", " : "") + t.key[i].name;
     out += "));\n";
+    if (!t.unique_column.empty())
+      out += fmt::format("CREATE UNIQUE INDEX ON {} ({});\n", t.name, t.unique_column);
     for (const auto& idx : t.indexes) {
       out += fmt::format("CREATE INDEX ON {} (", t.name);
       for (size_t i = 0; i < idx.size(); ++i) out += (i ? ", " : "") + idx[i];

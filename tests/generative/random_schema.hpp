@@ -39,6 +39,10 @@ struct Table {
   std::vector<Column> key;      // primary key columns (id int [, tag text])
   std::vector<Column> columns;  // the other columns
   std::vector<std::vector<std::string>> indexes;
+  // A NOT NULL column under a unique index besides the primary key ("" for
+  // none): a join ON it is to-one. Writes that collide on it fail, as any
+  // application's would.
+  std::string unique_column;
   int key_space = 40;  // ids are drawn mostly from 1..key_space
 };
 
