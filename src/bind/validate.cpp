@@ -550,6 +550,7 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
     def.ledger = ledger_columns(stmt, src, scope, def);
   }
   settle_held_joins(conn, stmt, def, aggregate, ctx);
+  check_where_over_left_fans(stmt, scope, def);
   check_fan_key(stmt, def, aggregate);
   check_field_names(stmt, aggregate ? def.group : def.target_key(), aggregate);
   check_upstream(names, src, def.key);

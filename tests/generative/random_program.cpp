@@ -114,7 +114,13 @@ std::vector<Column> readable(const Relation& r) {
 
 std::string where_clause(Rng& rng, const Relation& r) {
   if (!chance(rng, 0.4)) return "";
-  auto cols = readable(r);
+  std::vector<Column> cols;
+  for (const auto& c : readable(r)) {
+    bool barred = std::any_of(r.unfiltered.begin(), r.unfiltered.end(),
+                              [&](const auto& a) { return c.name.rfind(a + ".", 0) == 0; });
+    if (!barred) cols.push_back(c);
+  }
+  if (cols.empty()) return "";
   std::string w = predicate(rng, pick(rng, cols));
   if (chance(rng, 0.3))
     w = "(" + w + (chance(rng, 0.5) ? ") AND (" : ") OR (") + predicate(rng, pick(rng, cols)) + ")";
@@ -220,12 +226,14 @@ std::vector<Column> qualified_columns(const Table& table, const std::string& ali
 // one), drawn from `from`'s columns and, less often, its key. "" when `from` has none; else
 // `referencing` gets the columns of `from` it reads, in ON order.
 std::string to_one_on(Rng& rng, const Table& from, const std::string& from_alias, const Table& to,
-                      const std::string& to_alias, std::vector<std::string>& referencing) {
+                      const std::string& to_alias, std::vector<std::string>& referencing,
+                      bool& through_unique) {
   std::string on;
   referencing.clear();
   // Sometimes through the unique column instead of the primary key.
   std::vector<Column> key = to.key;
-  if (!to.unique_column.empty() && chance(rng, 0.4)) key = {{to.unique_column, Kind::int4}};
+  through_unique = !to.unique_column.empty() && chance(rng, 0.4);
+  if (through_unique) key = {{to.unique_column, Kind::int4}};
   for (const auto& k : key) {
     // Mostly a plain column (its values dangle, match and go NULL as the
     // writers set them), sometimes the key itself.
@@ -372,6 +380,7 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
   std::vector<std::pair<size_t, std::vector<std::string>>> indexes;
   std::vector<Column> fan_key;  // the target's key columns after the source's
   std::vector<std::pair<std::string, std::string>> fan_order;  // (alias, key column) of each fan
+  std::vector<std::string> unfiltered;                         // Relation::unfiltered
   bool keyed = true;                                           // the target has a primary key
   size_t joins = chance(rng, 0.35) ? 2 : 1;
   for (size_t j = 0; j < joins; ++j) {
@@ -380,12 +389,15 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
     auto [onto, onto_alias] = pick(rng, scope);  // star or snowflake
     std::vector<std::string> referencing, own;
     bool fans = chance(rng, 0.35);
+    bool through_unique = false;
     std::string on = fans ? fan_out_on(rng, schema.tables[onto], onto_alias, schema.tables[to],
                                        alias, referencing, own)
                           : to_one_on(rng, schema.tables[onto], onto_alias, schema.tables[to],
-                                      alias, referencing);
+                                      alias, referencing, through_unique);
     if (on.empty()) continue;
     bool left = chance(rng, 0.5);
+    bool under = std::find(unfiltered.begin(), unfiltered.end(), onto_alias) != unfiltered.end();
+    if (under || (left && (fans || through_unique))) unfiltered.push_back(alias);
     from += fmt::format(" {} {} {} ON {}", left ? "LEFT JOIN" : "JOIN", schema.tables[to].name,
                         alias, on);
     indexes.push_back({onto, referencing});
@@ -405,7 +417,7 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
   // A to-one join has a row per source row: the source's key orders them;
   // a join that fans out adds its table's key (an ordered aggregate's ORDER
   // BY must be total, or its result depends on the row order).
-  Relation src{schema.tables[table].name, {}, {}, {}};
+  Relation src{schema.tables[table].name, {}, {}, {}, unfiltered};
   for (const auto& k : schema.tables[table].key) src.order_keys.push_back("a." + k.name);
   for (const auto& [alias, key] : fan_order) src.order_keys.push_back(alias + "." + key);
   for (const auto& [i, alias] : scope) {
@@ -432,7 +444,7 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
 }
 
 Relation table_relation(const Table& table) {
-  Relation r{table.name, table.key, {}, {}};
+  Relation r{table.name, table.key, {}, {}, {}};
   r.columns.insert(r.columns.end(), table.columns.begin(), table.columns.end());
   for (const auto& k : table.key) {
     r.order_keys.push_back(k.name);
