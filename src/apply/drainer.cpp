@@ -29,7 +29,9 @@ Drainer::Drainer(catalog::Store& store, DrainConfig config)
       config_(config),
       sql_(compile::compile_drain(store.schema())),
       failures_(catalog::Lifecycle(store).drain_failure_statements()),
-      park_(catalog::Lifecycle(store).build_statements(compile::kPageTable).park),
+      park_(catalog::Lifecycle(store)
+                .build_statements(compile::kPageTable, compile::kWholeRootsTable)
+                .park),
       quarantine_(store.schema()) {}
 
 bool Drainer::drain_one(pg::Connection& conn) {
@@ -119,7 +121,10 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
       if (page.tables.count(map.table_id)) all_keys.push_back({map.sql, {}});
     TransformWork w{d.id, d.source_table_id, {}, std::nullopt};
     if (d.parks_changes) {  // its build re-derives the keys after its last range
-      w.steps.push_back({park_, {std::to_string(d.id), std::to_string(d.source_table_id)}});
+      pg::Param fanning;
+      if (d.fans_out()) fanning = pg::int_array(d.fanning_table_ids());
+      w.steps.push_back(
+          {park_, {std::to_string(d.id), std::to_string(d.source_table_id), fanning}});
       page.work.push_back(std::move(w));
       continue;
     }

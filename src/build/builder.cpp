@@ -35,7 +35,8 @@ namespace trellis::build {
 Builder::Builder(catalog::Store& store, BuildConfig config)
     : store_(store),
       config_(config),
-      sql_(catalog::Lifecycle(store).build_statements(compile::kPageTable)),
+      sql_(catalog::Lifecycle(store).build_statements(compile::kPageTable,
+                                                      compile::kWholeRootsTable)),
       ranges_(catalog::range_claim_statements(store)),
       quarantine_(store.schema()) {}
 
@@ -245,6 +246,11 @@ std::optional<Builder::Chunk> Builder::fill_chunk(pg::Connection& conn,
   if (chunk.phase == BuildPhase::parked) {           // re-derive parked keys as a drain page would
     if (!state.get_bool(0, 5)) return std::nullopt;  // the phase's fence has not passed
     auto moved = conn.exec(sql_.discharge, {id, std::to_string(config_.discharge_keys)});
+    // Keys of the tables that fan out were parked as they were captured:
+    // mapped now, they re-derive the pairs they reach (drainer.cpp).
+    auto fanning = def.fanning_table_ids();
+    for (const auto& map : sql.map_joined_keys)
+      if (fanning.count(map.table_id)) conn.exec(map.sql);
     for (const auto& step : sql.steps) chunk.work.steps.push_back({step, {}});
     chunk.next = moved.affected() > 0 ? std::optional(BuildPhase::parked)
                                       : catalog::next_phase(BuildPhase::parked, sweep, def.shape);

@@ -78,6 +78,13 @@ std::vector<int> TransformDef::table_ids() const {
   return ids;
 }
 
+std::set<int> TransformDef::fanning_table_ids() const {
+  std::set<int> ids;
+  for (const auto& j : joins)
+    if (j.fans) ids.insert(j.table_id);
+  return ids;
+}
+
 bool TransformDef::reads_table(int table_id) const {
   auto ids = table_ids();
   return std::find(ids.begin(), ids.end(), table_id) != ids.end();

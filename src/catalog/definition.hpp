@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -191,6 +192,8 @@ struct TransformDef {
   // Some join fans out (JoinDef::fans); how many do.
   bool fans_out() const;
   size_t fanning_joins() const;
+  // The captured tables of the joins that fan out.
+  std::set<int> fanning_table_ids() const;
   // The target key's columns after the source key: each fanning join's key,
   // named by fan_column_name, in FROM order. NULL in a row a LEFT JOIN
   // found no match for.

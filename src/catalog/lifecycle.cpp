@@ -252,7 +252,8 @@ void Lifecycle::record_capture_failure(pg::Connection& conn, int table_id, const
             {std::to_string(table_id), table, error});
 }
 
-BuildStatements Lifecycle::build_statements(const std::string& page_table) const {
+BuildStatements Lifecycle::build_statements(const std::string& page_table,
+                                            const std::string& whole_roots_table) const {
   BuildStatements s;
   // One statement per idle poll: the claim of a build by keyset chunks (no
   // row claimed: NULLs) and the transforms in a phase by ranges.
@@ -280,9 +281,11 @@ BuildStatements Lifecycle::build_statements(const std::string& page_table) const
   s.holds_keys = fmt::format(
       "SELECT EXISTS (SELECT 1 FROM {} WHERE transform_id = $1::int AND held)", held_keys_);
   s.park = fmt::format(
-      "INSERT INTO {} (transform_id, tbl, key) SELECT $1::int, p.tbl, p.key FROM {} p WHERE p.tbl "
-      "= $2::int ON CONFLICT DO NOTHING",
-      parked_keys_, page_table);
+      "INSERT INTO {} (transform_id, tbl, key) SELECT $1::int, p.tbl, p.key FROM {} p WHERE "
+      "(p.tbl = $2::int AND ($3::int[] IS NULL OR p.mapped IS NULL OR EXISTS (SELECT 1 FROM {} w "
+      "WHERE w.tid = $1::int AND w.root = p.key))) OR p.tbl = ANY ($3::int[]) ON CONFLICT DO "
+      "NOTHING",
+      parked_keys_, page_table, whole_roots_table);
   s.discharge = fmt::format(
       "WITH picked AS (SELECT tbl, key FROM {0} WHERE transform_id = $1::int ORDER BY tbl, key "
       "LIMIT $2::int), moved AS (DELETE FROM {0} p USING picked WHERE p.transform_id = $1::int AND "

@@ -55,7 +55,11 @@ struct BuildStatements {
   std::string fence_passed;  // $1 id -> fence set, fence passed
   // Holds the transform ($1 id) with at least one held key ($1 -> bool).
   std::string holds_keys;
-  // A drain page parks its keys of table $2 for transform $1 (phase ranges).
+  // A drain page parks, for transform $1 (phase ranges), its keys of its
+  // source table $2 and, when the transform's joins fan out (their tables
+  // in $3, int[]; NULL when none does), its keys of those tables: the
+  // discharge maps them again, so that they re-derive the pairs they
+  // reach; of the source keys, only those the transform re-derives whole.
   std::string park;
   // Moves up to $2 parked keys of transform $1 into the page (phase parked).
   std::string discharge;
@@ -126,7 +130,10 @@ class Lifecycle {
                               const std::string& error);
 
   // The build loop's statements; `page_table` is the drain's page.
-  BuildStatements build_statements(const std::string& page_table) const;
+  // `whole_roots_table`: the page's keys each transform re-derives whole
+  // (tid, root), besides the page keys put there directly.
+  BuildStatements build_statements(const std::string& page_table,
+                                   const std::string& whole_roots_table) const;
   DrainFailureStatements drain_failure_statements() const;
 
  private:

@@ -140,6 +140,41 @@ TEST_F(BuildRanges, AChangeCommittedUnderAnOpenRangeIsParkedThenRederived) {
   expect_oracle("dst");
 }
 
+// Over a join that fans out (orders 0 and 1, each joined to its 1,000 src
+// rows), a src row changed under an open range is parked as its own key,
+// not as its order's: the discharge maps it again and rewrites the pairs it
+// reaches, where a parked order would rewrite all 1,000 of its rows.
+TEST_F(BuildRanges, AFanningRowChangedUnderAnOpenRangeIsParkedAsItsOwnKey) {
+  create_source(2000);
+  sql("CREATE TABLE ord (id int PRIMARY KEY, note text);"
+      "INSERT INTO ord SELECT g, 'o' || g FROM generate_series(0, 9) g");
+  auto t = start(2);
+  t->apply("TRANSFORM dst FROM ord o JOIN src s ON s.grp = o.id SELECT public.gate(s.v) AS v");
+  await_status(*t, "dst", "live");
+  auto gate = hold(kRangeGate);
+  auto open = stage_open_change(7, 7000, 8, 8000);
+  EXPECT_EQ(t->request_backfill("public.ord"), 1);
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  open->exec("COMMIT");
+  ASSERT_TRUE(await_parked(2));
+  EXPECT_EQ(phase(), "ranges");
+  auto parked_of = [&](const char* table) {
+    return count(fmt::format(
+        "SELECT count(*) FROM trellis.parked_keys k JOIN trellis.captured_tables c ON c.id = "
+        "k.tbl WHERE c.table_name = '{}'",
+        table));
+  };
+  EXPECT_EQ(parked_of("src"), 2);
+  EXPECT_EQ(parked_of("ord"), 0);
+  release(*gate, kRangeGate);
+  await_status(*t, "dst", "live");
+  EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 0);
+  EXPECT_EQ(count("SELECT v FROM dst WHERE s_id = 7"), 7000);
+  EXPECT_EQ(count("SELECT v FROM dst WHERE s_id = 8"), 8000);
+  await_converged(*t);
+  expect_oracle("dst");
+}
+
 // request_backfill over a target with a wrong cell, a missing row and an
 // extra row: while the rewriting range is open, readers still see every row;
 // afterwards the target equals its definition again.
