@@ -33,8 +33,7 @@ void require_field(const catalog::TransformDef& def, const std::string& column, 
                 fmt::format("transform {} has no field \"{}\"; its fields are the names after AS "
                             "in its SELECT list",
                             def.target_name(), column));
-  bool identity = std::find(def.identity.begin(), def.identity.end(), column) != def.identity.end();
-  if (identity)
+  if (def.identifies(column))
     throw Error(ErrorCode::validation,
                 fmt::format("column {} is the column of {} that identifies the target's rows "
                             "(its key), which never changes for a row; {} the whole transform",
