@@ -8,6 +8,7 @@
 #include "bind/validate.hpp"
 #include "catalog/transitions.hpp"
 #include "compile/quarantine_sql.hpp"
+#include "compile/rejected_matches.hpp"
 #include "compile/transform_sql.hpp"
 #include "pg/sql_error.hpp"
 
@@ -28,10 +29,12 @@ void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::Tran
   try {
     for (const auto& ddl : compile::compile_transform(def).create) conn.exec(ddl);
   } catch (const pg::SqlError& e) {
+    // The target, or a side table beside it (its ledger, its rejected
+    // matches), which PostgreSQL's message names.
     if (pg::is_duplicate_table(e))
-      throw Error(
-          ErrorCode::conflict,
-          fmt::format("relation {} already exists; pick another target name", def.target_name()));
+      throw Error(ErrorCode::conflict,
+                  fmt::format("{} (creating transform {}); pick another target name", e.what(),
+                              def.target_name()));
     throw;
   }
   impl.lifecycle.define(conn, def);
@@ -65,12 +68,17 @@ Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt) {
   auto parsed = std::get<lang::TransformStmt>(lang::parse_statement(def.statement));
   bind::ValidateContext ctx{impl.options.target_schema, true, &def};
   auto fresh = bind::validate_transform(*conn, impl.store, parsed, ctx);
+  pg::Transaction txn(*conn);
+  // The table of the matches the WHERE rejects follows the definition the
+  // rebuild writes (it rewrites the table's rows with the target's).
+  conn->exec(compile::sync_rejected_matches(fresh));
   if (!impl.lifecycle.resume(*conn, def.id, fresh)) {
     // Resumed (or paused and resumed) by another session meanwhile.
     auto now = impl.store.transform_by_id(*conn, def.id);
     return {"resume", def.target_name(),
             now ? std::string(catalog::name(now->status)) : word(Lifecycle::paused)};
   }
+  txn.commit();
   // The rebuild re-derives every key, so held keys and charges are forgotten
   // (which re-arms the fuse of a quarantined transform).
   conn->exec(compile::compile_quarantine(impl.store.schema()).clear_transform,

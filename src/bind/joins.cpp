@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <set>
 
 #include "base/sql_text.hpp"
 #include "bind/refusal.hpp"
@@ -302,32 +304,24 @@ void finish_join_reads(const Scope& scope, TransformDef& def) {
   }
 }
 
-void check_where_over_left_fans(const lang::TransformStmt& stmt, const Scope& scope,
-                                const TransformDef& def) {
-  if (!stmt.where) return;
+std::vector<std::string> where_rejecting_joins(const lang::TransformStmt& stmt, const Scope& scope,
+                                               const TransformDef& def) {
+  if (!stmt.where) return {};
   // Each alias under a LEFT JOIN that fans out or is held: that join's.
-  std::map<std::string, const catalog::JoinDef*> under;
+  std::map<std::string, std::string> under;
   for (const auto& j : def.joins) {
-    if (j.left_outer && (j.fans || j.held)) under[j.alias] = &j;
+    if (j.left_outer && (j.fans || j.held)) under[j.alias] = j.alias;
     for (const auto& e : j.on)
       if (auto it = under.find(e.other_alias); it != under.end() && !under.count(j.alias))
         under[j.alias] = it->second;
   }
-  for (const auto& ref : stmt.where->columns) {
-    const std::string& alias = scope.alias_of(ref);
-    auto it = under.find(alias);
-    if (it == under.end()) continue;
-    const catalog::JoinDef& j = *it->second;
-    refuse(
-        ErrorCode::validation,
-        fmt::format("the WHERE predicate at {} reads {}.{} under LEFT JOIN {} AS {}, which {}: "
-                    "a WHERE over it can reject a match and keep the row without one, and "
-                    "Trellis does not yet bring that row back when a rejected match goes "
-                    "away; use an INNER JOIN if the WHERE rejects the row without a match anyway, "
-                    "or keep the condition as a field and filter on it when reading",
-                    where_at(stmt, ref.position), alias, ref.column, j.name(), j.alias,
-                    j.held ? "is to-one through a unique key" : "fans out"));
-  }
+  std::set<std::string> read;
+  for (const auto& ref : stmt.where->columns)
+    if (auto it = under.find(scope.alias_of(ref)); it != under.end()) read.insert(it->second);
+  std::vector<std::string> out;
+  for (const auto& j : def.joins)
+    if (read.count(j.alias)) out.push_back(j.alias);
+  return out;
 }
 
 std::vector<JoinIndexNeed> join_index_needs(const TransformDef& def) {

@@ -48,14 +48,15 @@ void bind_joins(pg::Connection& conn, catalog::Store& store, const lang::Transfo
 // columns and what the expressions read of it).
 void finish_join_reads(const Scope& scope, catalog::TransformDef& def);
 
-// Refuses a WHERE that reads a column of a LEFT JOIN that fans out or is
-// held (JoinDef::fans, JoinDef::held), or of a join hanging off one: such
-// a WHERE can reject a match and pass the row without a match, and a
+// The LEFT JOINs that fan out or are held (JoinDef::fans, JoinDef::held)
+// under which the WHERE reads a column, of the join itself or of a join
+// hanging off it, by alias in FROM order (TransformDef::rejecting_joins):
+// such a WHERE can reject a match and pass the row without a match, and a
 // change of a matched row finds the rows it matched only through what the
-// target (or ledger) holds, so a rejected match that goes away would not
-// bring the row without a match (docs/architecture.md, joins that fan out).
-void check_where_over_left_fans(const lang::TransformStmt& stmt, const Scope& scope,
-                                const catalog::TransformDef& def);
+// target (or ledger) holds, so the matches it rejects are kept beside them
+// (docs/architecture.md, "Matches a WHERE rejects").
+std::vector<std::string> where_rejecting_joins(const lang::TransformStmt& stmt, const Scope& scope,
+                                               const catalog::TransformDef& def);
 
 // The indexes a join needs: on each table its ON reads, the columns the
 // joined table's key is equated with (all its ON columns when it fans out),

@@ -31,7 +31,7 @@ using lang::TransformStmt;
 
 namespace {
 
-constexpr size_t kMaxTargetName = 55;  // leaves room for "__ledger" within 63 bytes
+constexpr size_t kMaxTargetName = 55;  // leaves room for "__ledger", "__reject" within 63 bytes
 
 const std::set<std::string> kKeyTypes = {
     "int2",      "int4",        "int8", "numeric", "text",  "varchar", "bpchar", "uuid", "date",
@@ -222,6 +222,15 @@ void check_fan_key(const TransformStmt& stmt, const TransformDef& def, bool aggr
                            "which another key column of the target already is; give the join "
                            "another alias",
                            join, k.name, name));
+      // An aggregate whose WHERE reads under a LEFT JOIN that fans out
+      // keeps the matches it rejects keyed as a 1-1 target would be.
+      if (aggregate && !def.rejecting_joins.empty() && j.fans &&
+          !seen.insert(catalog::fan_column_name(j, k)).second)
+        refuse(ErrorCode::validation,
+               fmt::format("{}, so the table of the matches its WHERE rejects holds its key "
+                           "column {} as \"{}\", which another of its key columns already is; "
+                           "give the join another alias",
+                           join, k.name, catalog::fan_column_name(j, k)));
     }
   }
 }
@@ -550,7 +559,7 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
     def.ledger = ledger_columns(stmt, src, scope, def);
   }
   settle_held_joins(conn, stmt, def, aggregate, ctx);
-  check_where_over_left_fans(stmt, scope, def);
+  def.rejecting_joins = where_rejecting_joins(stmt, scope, def);
   check_fan_key(stmt, def, aggregate);
   check_field_names(stmt, aggregate ? def.group : def.target_key(), aggregate);
   check_upstream(names, src, def.key);

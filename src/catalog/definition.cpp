@@ -174,6 +174,7 @@ nlohmann::json to_json(const TransformDef& d) {
     j["joins"] = joins;
   }
   if (!d.identity.empty()) j["identity"] = d.identity;
+  if (!d.rejecting_joins.empty()) j["rejecting_joins"] = d.rejecting_joins;
   j["where"] = d.where_sql ? nlohmann::json(*d.where_sql) : nlohmann::json();
   return j;
 }
@@ -213,6 +214,7 @@ TransformDef transform_from_json(const nlohmann::json& j) {
   if (j.contains("ledger")) d.ledger = columns_from_json(j.at("ledger"));
   d.without_source_index = j.value("without_source_index", false);
   d.identity = j.value("identity", std::vector<std::string>{});
+  d.rejecting_joins = j.value("rejecting_joins", std::vector<std::string>{});
   d.compare_group_text = j.value("group_key", std::string("text_array")) == "json_text";
   return d;
 }

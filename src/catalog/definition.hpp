@@ -150,6 +150,12 @@ struct TransformDef {
   // NULL), whose value determines theirs (docs/architecture.md, "Keys of
   // derived sources").
   std::vector<std::string> identity;
+  // The LEFT JOINs (aliases) that fan out or are held under which the WHERE
+  // reads a column (of the join or of a join hanging off it): the WHERE can
+  // reject a match of one and pass the row without a match, so the matches
+  // it rejects are kept beside the target (rejected_table(); compile
+  // rejected_matches.hpp), where a change of a matched row finds them.
+  std::vector<std::string> rejecting_joins;
   std::string statement;
   // Runtime, not definition: the target is itself captured (another
   // transform reads it), so writing it stages changes downstream.
@@ -172,6 +178,7 @@ struct TransformDef {
   std::string source_item() const;
   std::string from_clause() const;
   std::string ledger_table() const { return target_table + "__ledger"; }
+  std::string rejected_table() const { return target_table + "__reject"; }
   // The GROUP BY item of group column i is an expression (group_exprs[i]).
   bool group_is_expression(size_t i) const;
   // Whether some group item is a joined table's column (no source index

@@ -752,7 +752,7 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.group_range_rewrite = group_range_rewrite(d);
   std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
   sql.oracle_select = grouped_select(d, "", false, where, nullptr, d.fields);
-  sql.map_joined_keys = map_joined_keys(d, ledger(d), d.ledger_fan_key());
+  sql.map_joined_keys = map_joined_keys(d, {ledger(d), d.ledger_fan_key()});
   return sql;
 }
 

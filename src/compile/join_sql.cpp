@@ -8,6 +8,7 @@
 
 #include "base/sql_text.hpp"
 #include "compile/key_codec.hpp"
+#include "compile/rejected_matches.hpp"
 #include "compile/shared_sql.hpp"
 #include "compile/transform_sql.hpp"
 
@@ -86,43 +87,51 @@ JoinedKeyMap map_to_one(const TransformDef& d, size_t i) {
 // to whole source keys): its key is not what its ON equates, so the walk
 // cannot start from the staged key alone. A changed row reaches the source
 // rows the target holds it for (its row before the change: the target's
-// fan key columns, or the ledger's) and the source rows its current row matches (the live
-// table, from its key, to the tables before it). The target read misses
+// fan key columns, or the ledger's, and the matches the WHERE rejected:
+// HeldRows) and the source rows its current row matches (the live table,
+// from its key, to the tables before it). The target read misses
 // no row a re-derive from before the change wrote: the change's segment is
 // promoted only once every transaction older than its fence has ended, and
 // every writer of target rows takes its xid (a page or claim write) before
 // the snapshot it reads the tables in (docs/architecture.md, joins that
 // fan out).
-JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::string& held_table,
-                         const std::vector<TransformDef::FanColumn>& held_fan, bool pairs = true) {
+JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::vector<HeldRows>& held_rows,
+                         bool pairs = true) {
   const JoinDef& j = d.joins[i];
-  std::vector<catalog::Column> held;
-  for (const auto& f : held_fan)
-    if (f.alias == j.alias) held.push_back(f.column);
   std::string from = d.source_item();
   for (size_t k : ancestors(d, i)) from += join_item(d.joins[k], false);
   from += join_item(j, false);
   // The held rows are probed once per changed key (its index, fan_indexes;
   // OFFSET 0 keeps the probe from being flattened into a join): the
   // statistics of a target a build is filling lag, and a hash join planned
-  // from them scanned the whole target on every page.
-  std::string held_is_changed;
-  for (size_t k = 0; k < held.size(); ++k)
-    held_is_changed += fmt::format("{}__r.{} = __c.{}", k ? " AND " : "", ident(held[k].name),
-                                   ident(j.key[k].name));
-  std::vector<catalog::Column> held_cols = d.key;
-  held_cols.insert(held_cols.end(), held.begin(), held.end());
+  // from them scanned the whole target on every page. Each table's probe
+  // names j's key columns as the first table does.
+  std::vector<catalog::Column> held;
+  std::vector<std::string> probes;
+  for (const auto& rows : held_rows) {
+    std::vector<catalog::Column> cols;
+    for (const auto& f : rows.fan)
+      if (f.alias == j.alias) cols.push_back(f.column);
+    if (held.empty()) held = cols;
+    std::string select = base::join<catalog::Column>(
+        d.key, ", ", [](const catalog::Column& c) { return "__r." + ident(c.name); });
+    std::string is_changed;
+    for (size_t k = 0; k < cols.size(); ++k) {
+      select += fmt::format(", __r.{} AS {}", ident(cols[k].name), ident(held[k].name));
+      is_changed += fmt::format("{}__r.{} = __c.{}", k ? " AND " : "", ident(cols[k].name),
+                                ident(j.key[k].name));
+    }
+    probes.push_back(
+        fmt::format("(SELECT {} FROM {} __r WHERE {} OFFSET 0)", select, rows.table, is_changed));
+  }
   std::string rows = fmt::format(
       "SELECT {} AS key, {} AS fan FROM (SELECT DISTINCT {} FROM {} p WHERE p.tbl = {}) __c CROSS "
-      "JOIN LATERAL (SELECT {} FROM {} __r WHERE {} OFFSET 0) __t UNION SELECT {}, {} FROM {} "
-      "WHERE {} "
-      "IN {}",
+      "JOIN LATERAL ({}) __t UNION SELECT {}, {} FROM {} WHERE {} IN {}",
       encode_key(d.key, "__t"), encode_key(held, "__t"), decode_key_columns(j.key, "p.key"),
       kPageTable, j.table_id,
-      base::join<catalog::Column>(held_cols, ", ",
-                                  [](const catalog::Column& c) { return "__r." + ident(c.name); }),
-      held_table, held_is_changed, encode_key(d.key, ident(d.alias)),
-      encode_key(j.key, ident(j.alias)), from, key_tuple(j.key, ident(j.alias)), page_keys_of(j));
+      base::join<std::string>(probes, " UNION ALL ", [](const std::string& p) { return p; }),
+      encode_key(d.key, ident(d.alias)), encode_key(j.key, ident(j.alias)), from,
+      key_tuple(j.key, ident(j.alias)), page_keys_of(j));
   // A held join (JoinDef::held) is to-one: its source keys are whole.
   if (!pairs) return {j.table_id, add_to_page(d, "SELECT DISTINCT key FROM (" + rows + ") __r")};
   std::string root = std::to_string(d.source_table_id);
@@ -137,16 +146,17 @@ JoinedKeyMap map_fanning(const TransformDef& d, size_t i, const std::string& hel
 
 }  // namespace
 
-std::vector<JoinedKeyMap> map_joined_keys(const TransformDef& d, const std::string& held_table,
-                                          const std::vector<TransformDef::FanColumn>& held_fan) {
+std::vector<JoinedKeyMap> map_joined_keys(const TransformDef& d, const HeldRows& held) {
+  std::vector<HeldRows> held_rows = {held};
+  if (auto rejected = rejected_matches(d)) held_rows.push_back(rejected_held_rows(*rejected));
   std::vector<JoinedKeyMap> out;
   for (size_t i = 0; i < d.joins.size(); ++i)
     if (d.joins[i].held)
-      out.push_back(map_fanning(d, i, held_table, held_fan, false));
+      out.push_back(map_fanning(d, i, held_rows, false));
     else if (!d.joins[i].fans)
       out.push_back(map_to_one(d, i));
   for (size_t i = 0; i < d.joins.size(); ++i)
-    if (d.joins[i].fans) out.push_back(map_fanning(d, i, held_table, held_fan));
+    if (d.joins[i].fans) out.push_back(map_fanning(d, i, held_rows));
   return out;
 }
 

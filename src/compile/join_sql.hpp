@@ -21,8 +21,7 @@ namespace trellis::compile {
 // read it. ON equalities over other columns are left out, which can only add
 // keys. `first` is the join's captured table id.
 // A join that fans out maps differently (join_sql.cpp, map_fanning): through
-// `held_table` (the target or the ledger), which holds its key in the
-// columns `held_fan` (the definition's fan key as that table names it).
+// the tables that hold its key (HeldRows).
 // It records what a change reaches as (source key, fanning key) pairs
 // (kFanPairsTable) and adds the source keys the page lacks, which the
 // re-derive covers only through their pairs unless some other change makes
@@ -33,8 +32,14 @@ struct JoinedKeyMap {
   int table_id = 0;
   std::string sql;
 };
-std::vector<JoinedKeyMap> map_joined_keys(
-    const catalog::TransformDef& d, const std::string& held_table,
-    const std::vector<catalog::TransformDef::FanColumn>& held_fan);
+// A table that holds a transform's rows with the keys of the joined rows
+// they matched: the target or the ledger (`fan`: the definition's fan and
+// held key columns as that table names them), and the matches the WHERE
+// rejects (rejected_matches.hpp), which map_joined_keys adds itself.
+struct HeldRows {
+  std::string table;
+  std::vector<catalog::TransformDef::FanColumn> fan;
+};
+std::vector<JoinedKeyMap> map_joined_keys(const catalog::TransformDef& d, const HeldRows& held);
 
 }  // namespace trellis::compile

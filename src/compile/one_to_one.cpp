@@ -170,10 +170,11 @@ std::string range_insert(const TransformDef& d, const std::vector<Field>& chosen
 }
 
 // Upserts the rows of `sources` that differ from the target's and deletes
-// the target rows `scope` selects that `sources` lacks, in one statement;
-// returns the counts of rows read, upserted and deleted.
-std::string rewrite(const TransformDef& d, const std::vector<Field>& fields,
-                    const std::string& sources, const std::string& scope) {
+// the target rows `scope` selects that `sources` lacks: the CTEs
+// `<prefix>_src`, `<prefix>_up` and `<prefix>_del`.
+std::string rewrite_ctes(const TransformDef& d, const std::vector<Field>& fields,
+                         const std::string& sources, const std::string& scope,
+                         const std::string& prefix) {
   std::string target = qualified(d.target_schema, d.target_table);
   std::string on_conflict = "DO NOTHING";
   if (!fields.empty())
@@ -183,36 +184,54 @@ std::string rewrite(const TransformDef& d, const std::vector<Field>& fields,
                     [](const Field& f) { return ident(f.name) + " = EXCLUDED." + ident(f.name); }),
         join<Field>(fields, " OR ", [](const Field& f) { return changed_from(f, "EXCLUDED"); }));
   return fmt::format(
-      "WITH __trellis_src AS MATERIALIZED ({0}), __trellis_up AS (INSERT INTO {1} AS __t {2} "
-      "SELECT * FROM __trellis_src ON CONFLICT {3} {4} RETURNING 1), __trellis_del AS (DELETE "
-      "FROM {1} AS __t WHERE {5} AND NOT EXISTS (SELECT 1 FROM __trellis_src __s WHERE {6}) "
-      "RETURNING 1) SELECT (SELECT count(*) FROM __trellis_src), (SELECT count(*) FROM "
-      "__trellis_up), (SELECT count(*) FROM __trellis_del)",
+      "{7}_src AS MATERIALIZED ({0}), {7}_up AS (INSERT INTO {1} AS __t {2} SELECT * FROM "
+      "{7}_src ON CONFLICT {3} {4} RETURNING 1), {7}_del AS (DELETE FROM {1} AS __t WHERE {5} AND "
+      "NOT EXISTS (SELECT 1 FROM {7}_src __s WHERE {6}) RETURNING 1)",
       sources, target, target_columns(d, fields), key_tuple(d.target_key(), ""), on_conflict, scope,
-      target_key_equal(d, "__s", "__t"));
+      target_key_equal(d, "__s", "__t"), prefix);
+}
+
+// The same as one statement returning the counts of rows read, upserted and
+// deleted.
+std::string rewrite(const TransformDef& d, const std::vector<Field>& fields,
+                    const std::string& sources, const std::string& scope) {
+  return fmt::format(
+      "WITH {} SELECT (SELECT count(*) FROM __trellis_src), (SELECT count(*) FROM __trellis_up), "
+      "(SELECT count(*) FROM __trellis_del)",
+      rewrite_ctes(d, fields, sources, scope, "__trellis"));
+}
+
+// The target rows of the build range ($1, $2] (NULL: an open end).
+std::string range_scope(const TransformDef& d) {
+  return fmt::format("($1::text[] IS NULL OR {}) AND ($2::text[] IS NULL OR {})",
+                     key_after(d.key, "__t", "$1::text[]"),
+                     key_at_most(d.key, "__t", "$2::text[]"));
 }
 
 std::string range_rewrite(const TransformDef& d, const std::vector<Field>& chosen) {
   std::vector<Field> fields = with_held(d, chosen);
-  return rewrite(
-      d, fields, range_sources(d, fields),
-      fmt::format("($1::text[] IS NULL OR {}) AND ($2::text[] IS NULL OR {})",
-                  key_after(d.key, "__t", "$1::text[]"), key_at_most(d.key, "__t", "$2::text[]")));
+  return rewrite(d, fields, range_sources(d, fields), range_scope(d));
 }
 
-// The re-derive when a join fans out: a source key has any number of
-// target rows, so the page's keys are rewritten as a range is (their
-// current rows upserted, their target rows that no longer match deleted).
-// A whole source key covers all its rows; a partial one only the rows of its
-// pairs (source key, key of fanning join j), and, when j is a LEFT JOIN,
-// the row the source key has without a match of j, which a pair may bring
-// or end. Each part reads the tables and the target through their keys.
-std::string fanned_derive(const TransformDef& d, const std::vector<Field>& chosen) {
-  std::vector<Field> fields = with_held(d, chosen);
+// The rows a re-derive of the page's keys writes (`sources`) and the target
+// rows it may delete (`scope`, over `__t`). A transform without a join that
+// fans out covers every source key of the page.
+struct PageRewrite {
+  std::string sources;
+  std::string scope;
+};
+PageRewrite page_rewrite(const TransformDef& d, const std::vector<Field>& fields) {
   std::string alias = ident(d.alias);
   std::string where = where_filter(d);
   std::string select = source_select(d, fields);
   std::string target = qualified(d.target_schema, d.target_table);
+  if (!d.fans_out()) {
+    std::string keys =
+        fmt::format("(SELECT DISTINCT {} FROM {} p WHERE p.tbl = {})",
+                    decode_key_columns(d.key, "p.key"), kPageTable, d.source_table_id);
+    return {fmt::format("{} WHERE {} IN {}{}", select, key_tuple(d.key, alias), keys, where),
+            fmt::format("{} IN {}", key_tuple(d.key, "__t"), keys)};
+  }
   std::vector<std::string> sources = {
       fmt::format("{} WHERE {} IN {}{}", select, key_tuple(d.key, alias), whole_roots(d), where)};
   std::vector<std::string> scope = {fmt::format("SELECT __r.ctid FROM {} __r WHERE {} IN {}",
@@ -229,10 +248,22 @@ std::string fanned_derive(const TransformDef& d, const std::vector<Field>& chose
     all = fmt::format("SELECT DISTINCT ON {} * FROM ({}) __u", key_tuple(d.target_key(), ""), all);
   // The rows in scope are deleted through their row ids (a TID scan), not
   // by a hash join over the whole target.
-  return rewrite(
-      d, fields, all,
-      "__t.ctid = ANY (ARRAY(" +
-          join<std::string>(scope, " UNION ALL ", [](const std::string& s) { return s; }) + "))");
+  return {all, "__t.ctid = ANY (ARRAY(" +
+                   join<std::string>(scope, " UNION ALL ", [](const std::string& s) { return s; }) +
+                   "))"};
+}
+
+// The re-derive when a join fans out: a source key has any number of
+// target rows, so the page's keys are rewritten as a range is (their
+// current rows upserted, their target rows that no longer match deleted).
+// A whole source key covers all its rows; a partial one only the rows of its
+// pairs (source key, key of fanning join j), and, when j is a LEFT JOIN,
+// the row the source key has without a match of j, which a pair may bring
+// or end. Each part reads the tables and the target through their keys.
+std::string fanned_derive(const TransformDef& d, const std::vector<Field>& chosen) {
+  std::vector<Field> fields = with_held(d, chosen);
+  auto page = page_rewrite(d, fields);
+  return rewrite(d, fields, page.sources, page.scope);
 }
 
 // The source key ending the next build range (or keyset chunk) of about
@@ -247,6 +278,16 @@ std::string fanned_chunk_bound(const TransformDef& d) {
 
 }  // namespace
 
+OneToOneWrites one_to_one_writes(const TransformDef& d, const std::string& prefix) {
+  std::vector<Field> fields = with_held(d, {});
+  auto page = page_rewrite(d, fields);
+  return {rewrite_ctes(d, fields, page.sources, page.scope, prefix),
+          fmt::format("{}_ins AS (INSERT INTO {} {} {})", prefix,
+                      qualified(d.target_schema, d.target_table), target_columns(d, fields),
+                      range_sources(d, fields)),
+          rewrite_ctes(d, fields, range_sources(d, fields), range_scope(d), prefix)};
+}
+
 TransformSql compile_one_to_one(const TransformDef& d) {
   TransformSql sql;
   std::string target = qualified(d.target_schema, d.target_table);
@@ -259,7 +300,7 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   sql.build_steps = sql.steps;
   auto held = d.fan_key();
   for (const auto& h : d.held_key()) held.push_back(h);
-  sql.map_joined_keys = map_joined_keys(d, target, held);
+  sql.map_joined_keys = map_joined_keys(d, {target, held});
   sql.page_all_held_keys = page_all_keys(d, target);
   sql.page_all_source_keys = page_all_keys(d, qualified(d.source_schema, d.source_table));
   sql.source_chunk_bound = d.fans_out() ? fanned_chunk_bound(d) : chunk_bound(d.key, source);

@@ -9,6 +9,18 @@ namespace trellis::compile {
 
 TransformSql compile_one_to_one(const catalog::TransformDef& def);
 
+// The writes of a 1-1 definition without fields (the matches a WHERE
+// rejects, rejected_matches.hpp) as CTEs named `<prefix>_*`, to run inside
+// another statement (in its snapshot): re-deriving the page's keys, filling
+// the build range ($1, $2] of a table that holds none of its rows, and
+// rewriting that range.
+struct OneToOneWrites {
+  std::string page;
+  std::string range_insert;
+  std::string range_rewrite;
+};
+OneToOneWrites one_to_one_writes(const catalog::TransformDef& def, const std::string& prefix);
+
 // A field build (ALTER TRANSFORM) over a page of the target's own keys: lock
 // those rows in key order, then set only `fields` from the current source
 // rows. Rows with no source row, and source rows with no target row, are the

@@ -8,6 +8,7 @@
 #include "base/sql_text.hpp"
 #include "catalog/ring_geometry.hpp"
 #include "compile/key_codec.hpp"
+#include "compile/rejected_matches.hpp"
 #include "compile/transform_sql.hpp"
 
 namespace trellis::compile {
@@ -261,7 +262,11 @@ TransformSql compile_aggregate(const TransformDef& def);
 TransformSql compile_one_to_one(const TransformDef& def);
 
 TransformSql compile_transform(const TransformDef& def) {
-  return def.shape == catalog::Shape::aggregate ? compile_aggregate(def) : compile_one_to_one(def);
+  bool aggregate = def.shape == catalog::Shape::aggregate;
+  TransformSql sql = aggregate ? compile_aggregate(def) : compile_one_to_one(def);
+  add_rejected_matches(
+      def, qualified(def.target_schema, aggregate ? def.ledger_table() : def.target_table), sql);
+  return sql;
 }
 
 }  // namespace trellis::compile

@@ -34,7 +34,11 @@ struct TransformSql {
   std::vector<std::string> drop;    // drops them
   // Re-derive of the page's keys for this transform, in order. Step 0 takes
   // the locks of the page's key slots (lock_key_slots) and reads no source
-  // row; later steps read in later statements.
+  // row; later steps read in later statements. Step kHeldRowsStep writes
+  // the rows a joined table's change is traced through (the target, or the
+  // ledger) and, in the same statement, the matches the WHERE rejects
+  // (rejected_matches.hpp).
+  static constexpr size_t kHeldRowsStep = 1;
   std::vector<std::string> steps;
   // A drain's first statements for a page holding keys of a joined table
   // (the table id): the source keys they reach join the page.

@@ -114,16 +114,17 @@ std::vector<Column> readable(const Relation& r) {
 
 std::string where_clause(Rng& rng, const Relation& r) {
   if (!chance(rng, 0.4)) return "";
-  std::vector<Column> cols;
-  for (const auto& c : readable(r)) {
-    bool barred = std::any_of(r.unfiltered.begin(), r.unfiltered.end(),
-                              [&](const auto& a) { return c.name.rfind(a + ".", 0) == 0; });
-    if (!barred) cols.push_back(c);
-  }
+  std::vector<Column> cols = readable(r);
   if (cols.empty()) return "";
-  std::string w = predicate(rng, pick(rng, cols));
-  if (chance(rng, 0.3))
-    w = "(" + w + (chance(rng, 0.5) ? ") AND (" : ") OR (") + predicate(rng, pick(rng, cols)) + ")";
+  // Now and then a predicate that passes NULL: over a LEFT JOIN's column it
+  // keeps the row without a match while rejecting matches.
+  auto one = [&] {
+    const Column& c = pick(rng, cols);
+    std::string p = predicate(rng, c);
+    return chance(rng, 0.25) ? "(" + c.name + " IS NULL OR " + p + ")" : p;
+  };
+  std::string w = one();
+  if (chance(rng, 0.3)) w = "(" + w + (chance(rng, 0.5) ? ") AND (" : ") OR (") + one() + ")";
   return " WHERE " + w;
 }
 
@@ -380,7 +381,6 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
   std::vector<std::pair<size_t, std::vector<std::string>>> indexes;
   std::vector<Column> fan_key;  // the target's key columns after the source's
   std::vector<std::pair<std::string, std::string>> fan_order;  // (alias, key column) of each fan
-  std::vector<std::string> unfiltered;                         // Relation::unfiltered
   bool keyed = true;                                           // the target has a primary key
   size_t joins = chance(rng, 0.35) ? 2 : 1;
   for (size_t j = 0; j < joins; ++j) {
@@ -396,8 +396,6 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
                                       alias, referencing, through_unique);
     if (on.empty()) continue;
     bool left = chance(rng, 0.5);
-    bool under = std::find(unfiltered.begin(), unfiltered.end(), onto_alias) != unfiltered.end();
-    if (under || (left && (fans || through_unique))) unfiltered.push_back(alias);
     from += fmt::format(" {} {} {} ON {}", left ? "LEFT JOIN" : "JOIN", schema.tables[to].name,
                         alias, on);
     indexes.push_back({onto, referencing});
@@ -417,7 +415,7 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
   // A to-one join has a row per source row: the source's key orders them;
   // a join that fans out adds its table's key (an ordered aggregate's ORDER
   // BY must be total, or its result depends on the row order).
-  Relation src{schema.tables[table].name, {}, {}, {}, unfiltered};
+  Relation src{schema.tables[table].name, {}, {}, {}};
   for (const auto& k : schema.tables[table].key) src.order_keys.push_back("a." + k.name);
   for (const auto& [alias, key] : fan_order) src.order_keys.push_back(alias + "." + key);
   for (const auto& [i, alias] : scope) {
@@ -444,7 +442,7 @@ bool joined_transform(Rng& rng, Transform& t, int index, Schema& schema, size_t 
 }
 
 Relation table_relation(const Table& table) {
-  Relation r{table.name, table.key, {}, {}, {}};
+  Relation r{table.name, table.key, {}, {}};
   r.columns.insert(r.columns.end(), table.columns.begin(), table.columns.end());
   for (const auto& k : table.key) {
     r.order_keys.push_back(k.name);

@@ -23,9 +23,6 @@ struct Relation {
   std::vector<Column> columns;          // readable columns (keys included)
   std::vector<std::string> order_keys;  // a total order of its rows ("" list: none)
   std::vector<std::string> key;         // its key columns (none for an aggregate target)
-  // Aliases a WHERE must not read: those under a LEFT JOIN that fans out or
-  // goes through a unique column (Trellis refuses such a WHERE).
-  std::vector<std::string> unfiltered;
 };
 
 struct Transform {

@@ -121,6 +121,18 @@ class Join : public TrellisTest {
         "CREATE TABLE f_lines (id int PRIMARY KEY, order_id int, qty int);"
         "CREATE INDEX ON f_lines (order_id)");
   }
+  // Orders 1 and 2 without lines, public.first_gate, and `target` defined
+  // by `statement` (reading first_gate), built and converged by a handle
+  // that is gone when this returns.
+  void define_over_gated_lines(const std::string& statement, const std::string& target) {
+    sql(kFirstGateFunction);
+    create_orders_with_lines();
+    sql("INSERT INTO f_orders VALUES (1, 'a'), (2, 'b')");
+    auto t = start(1);
+    t->apply(statement);
+    await_status(*t, target, "live");
+    await_converged(*t);
+  }
   // Orders 1-3 and 2,000 lines of orders 1 and 2, and public.counted(x),
   // which returns x and counts its calls (evals()): how many rows a change
   // makes a transform evaluate. The oracle evaluates the fields over the
@@ -212,14 +224,17 @@ TEST_F(Join, FanningJoinsConvergeUnderWritersOnEveryTable) {
       "TRANSFORM j_fan_left FROM j_cust c LEFT JOIN j_orders o ON o.cust = c.id LEFT JOIN j_lines "
       "l ON l.order_id = o.id SELECT l.qty AS qty, o.amount AS amount WHERE c.name IS NULL OR "
       "c.name NOT LIKE '%xx%'");
+  // A WHERE over the fanning LEFT JOINs that rejects matches and passes the
+  // rows without one (its rejected matches kept beside the target).
+  t->apply(
+      "TRANSFORM j_fan_kept FROM j_cust c LEFT JOIN j_orders o ON o.cust = c.id LEFT JOIN j_lines "
+      "l ON l.order_id = o.id SELECT l.qty AS qty WHERE l.qty IS NULL OR l.qty % 3 <> 0");
   std::thread during([&] { run_writers(url_, 3, 150, 17); });  // while the builds run
-  await_status(*t, "j_fan", "live");
-  await_status(*t, "j_fan_left", "live");
+  for (const char* name : {"j_fan", "j_fan_left", "j_fan_kept"}) await_status(*t, name, "live");
   during.join();
   run_writers(url_, 4, 300, 17);
   await_converged(*t);
-  expect_oracle("j_fan");
-  expect_oracle("j_fan_left");
+  for (const char* name : {"j_fan", "j_fan_left", "j_fan_kept"}) expect_oracle(name);
   // An order with two lines only writes after the storm make.
   sql("INSERT INTO j_orders VALUES (901, 1, 7); INSERT INTO j_lines VALUES (901, 901, 1), (902, "
       "901, 2)");
@@ -248,13 +263,18 @@ TEST_F(Join, AggregatesOverFanningJoinsConvergeUnderWritersOnEveryTable) {
   t->apply(
       "TRANSFORM a_pairs FROM j_cust c JOIN j_orders o ON o.cust = c.id GROUP BY c.region, "
       "o.amount AS amount");
+  // Per customer over the orders its WHERE keeps, and the customers none
+  // of whose orders it keeps, with 0.
+  t->apply(
+      "TRANSFORM a_kept FROM j_cust c LEFT JOIN j_orders o ON o.cust = c.id GROUP BY c.id SELECT "
+      "COUNT(o.id) AS n, SUM(o.amount) AS total WHERE o.amount IS NULL OR o.amount % 4 <> 0");
   std::thread during([&] { run_writers(url_, 3, 150, 17); });  // while the builds run
-  for (const char* name : {"a_region", "a_cust", "a_all", "a_pairs"})
+  for (const char* name : {"a_region", "a_cust", "a_all", "a_pairs", "a_kept"})
     await_status(*t, name, "live");
   during.join();
   run_writers(url_, 4, 300, 17);
   await_converged(*t);
-  for (const char* name : {"a_region", "a_cust", "a_all", "a_pairs"}) expect_oracle(name);
+  for (const char* name : {"a_region", "a_cust", "a_all", "a_pairs", "a_kept"}) expect_oracle(name);
   // A customer whose two orders and three lines only writes after the
   // storm make.
   sql("INSERT INTO j_cust VALUES (901, 'z', 901); INSERT INTO j_orders VALUES (901, 901, 7), (902, "
@@ -274,17 +294,10 @@ TEST_F(Join, AggregatesOverFanningJoinsConvergeUnderWritersOnEveryTable) {
 // be promoted while the first re-derive is open (its xid is older than the
 // segment's fence).
 TEST_F(Join, AMovedFanningRowWaitsForAReDeriveThatPredatesTheMove) {
-  sql(kFirstGateFunction);
-  create_orders_with_lines();
-  sql("INSERT INTO f_orders VALUES (1, 'a'), (2, 'b')");
-  {
-    auto t = start(1);
-    t->apply(
-        "TRANSFORM f_view FROM f_orders o JOIN f_lines l ON l.order_id = o.id SELECT "
-        "public.first_gate(l.qty) AS v");
-    await_status(*t, "f_view", "live");
-    await_converged(*t);
-  }
+  define_over_gated_lines(
+      "TRANSFORM f_view FROM f_orders o JOIN f_lines l ON l.order_id = o.id SELECT "
+      "public.first_gate(l.qty) AS v",
+      "f_view");
   auto gate = hold_gate(url_, kNegativeGate);
   auto t = start(2);
   sql("INSERT INTO f_lines VALUES (10, 1, -1)");
@@ -302,6 +315,32 @@ TEST_F(Join, AMovedFanningRowWaitsForAReDeriveThatPredatesTheMove) {
   await_converged(*t);
   expect_oracle("f_view");
   EXPECT_EQ(query("SELECT id FROM f_view").get(0, 0), "2");
+}
+
+// A WHERE over a LEFT JOIN that fans out rejects a line: order 1 loses its
+// row without a match, and the line is kept among the rejected matches.
+// The re-derive is held open by the WHERE's gate, its snapshot taken with
+// the line in it, while the line is deleted. The rejected match must be
+// written in that re-derive's snapshot (in the statement writing the
+// target), not in a later statement of its transaction, whose snapshot no
+// longer has the line: then neither table would hold it, the deletion would
+// reach no order, and order 1 would never get its row without a match back.
+TEST_F(Join, ARejectedMatchIsKeptInTheSnapshotItsTargetRowsWereComputedIn) {
+  define_over_gated_lines(
+      "TRANSFORM f_kept FROM f_orders o LEFT JOIN f_lines l ON l.order_id = o.id SELECT l.qty AS "
+      "q WHERE public.first_gate(l.qty) IS NULL OR public.first_gate(l.qty) % 5 <> 0",
+      "f_kept");
+  EXPECT_EQ(query("SELECT count(*) FROM f_kept WHERE id = 1 AND l_id IS NULL").get_int(0, 0), 1);
+  auto gate = hold_gate(url_, kNegativeGate);
+  auto t = start(2);
+  sql("INSERT INTO f_lines VALUES (10, 1, -5)");
+  bool held = await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory");
+  if (held) sql("DELETE FROM f_lines WHERE id = 10");
+  release_gate(*gate, kNegativeGate);
+  ASSERT_TRUE(held) << "no re-derive reached the gate";
+  await_converged(*t);
+  expect_oracle("f_kept");
+  EXPECT_EQ(query("SELECT count(*) FROM f_kept WHERE id = 1 AND l_id IS NULL").get_int(0, 0), 1);
 }
 
 // A line whose field fails (a division by zero) holds its order's key in
