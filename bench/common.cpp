@@ -244,6 +244,19 @@ Shape join_fanout_shape(int64_t groups) {
           join_setup(groups)};
 }
 
+Shape join_fanout_kept_shape(int64_t groups) {
+  return {"join_fanout_kept",
+          groups,
+          "grp_kept",
+          "TRANSFORM grp_kept FROM grp_dim g LEFT JOIN src s ON s.grp = g.id SELECT g.label AS "
+          "label, s.amount * 2 AS twice WHERE s.id IS NULL OR s.id % 4 <> 0",
+          "SELECT g.id, s.id AS s_id, g.label, s.amount * 2 AS twice FROM grp_dim g LEFT JOIN src "
+          "s ON s.grp = g.id WHERE s.id IS NULL OR s.id % 4 <> 0",
+          "id, s_id",
+          {"label", "twice"},
+          join_setup(groups)};
+}
+
 std::vector<Shape> standard_shapes(const Run& run, int64_t rows) {
   std::vector<Shape> all{
       one_to_one_shape(),
@@ -251,7 +264,8 @@ std::vector<Shape> standard_shapes(const Run& run, int64_t rows) {
       aggregate_shape(run.size<int64_t>(std::max<int64_t>(1, rows / 10), 100000)),
       join_one_to_one_shape(100),
       join_groups_shape(100),
-      join_fanout_shape(rows / 10000 + 1)};
+      join_fanout_shape(rows / 10000 + 1),
+      join_fanout_kept_shape(rows / 10000 + 1)};
   const auto& only = run.settings().shapes;
   if (only.empty()) return all;
   std::vector<Shape> chosen;

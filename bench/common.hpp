@@ -135,8 +135,13 @@ Shape join_groups_shape(int64_t groups);
 // `join_fanout`: grp_dim joined to the src rows of its group, a join that
 // fans out (one target row per pair, keyed id, s_id).
 Shape join_fanout_shape(int64_t groups);
+// `join_fanout_kept`: the same as a LEFT JOIN under a WHERE over src that
+// rejects a quarter of the matches, which are kept beside the target
+// (docs/architecture.md, "Matches a WHERE rejects").
+Shape join_fanout_kept_shape(int64_t groups);
 // one_to_one, 100 groups, "many" groups (100k in full mode, rows / 10 in quick), and the
-// three join shapes (join_fanout with 10,000 source rows per dimension row); --shape picks.
+// four join shapes (join_fanout and join_fanout_kept with 10,000 source rows per dimension
+// row); --shape picks.
 std::vector<Shape> standard_shapes(const Run& run, int64_t rows);
 
 // A plain table `name` holding the shape's SELECT, keyed like the target:

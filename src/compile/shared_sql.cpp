@@ -222,10 +222,14 @@ std::vector<FannedPart> fanned_parts(const TransformDef& d,
     out.push_back({join_pairs(d, i, cols, false), root_is_pair + fan_is_pair,
                    held_root_is_pair + held_fan_is_pair});
     if (!j.left_outer) continue;
+    // Without a match every column of j is NULL, and with one its ON
+    // columns equal non-NULL values: testing one of them lets PostgreSQL
+    // plan an anti join, which stops at the key's first match instead of
+    // reading every match to find none is missing (its key is not in the ON).
     out.push_back(
         {join_pairs(d, i, cols, true),
          fmt::format("{} AND {}.{} IS NULL", root_is_pair, ident(j.alias),
-                     ident(j.key.front().name)),
+                     ident(j.on.front().column)),
          fmt::format("{} AND {}.{} IS NULL", held_root_is_pair, held, ident(cols.front().name))});
   }
   return out;
