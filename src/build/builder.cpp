@@ -165,6 +165,7 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
       stmts.push_back({sql_.go_live, {id}});
     conn.pipeline(stmts);
     txn.commit();
+    if (!next) analyze_tables(conn, def);
     return {std::nullopt, true};
   }
   const auto& sql = rederiver_.sql(def);
@@ -299,7 +300,20 @@ void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) 
   if (done) stmts.push_back({sql_.go_live, {id}});
   conn.pipeline(stmts);
   txn.commit();
-  if (done) spdlog::info("transform {} is live", def.target_name());
+  if (!done) return;
+  spdlog::info("transform {} is live", def.target_name());
+  analyze_tables(conn, def);
+}
+
+// Once live, off the build's path: the drains probe the tables per key.
+void Builder::analyze_tables(pg::Connection& conn, const catalog::TransformDef& def) {
+  try {
+    for (const auto& stmt : rederiver_.sql(def).analyze) conn.exec(stmt);
+  } catch (const pg::SqlError& e) {
+    if (!conn.healthy()) throw;
+    // Only the plans suffer; autovacuum analyses the tables in time.
+    spdlog::debug("ANALYZE of {} after its build failed: {}", def.target_name(), e.what());
+  }
 }
 
 }  // namespace trellis::build

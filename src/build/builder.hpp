@@ -73,6 +73,10 @@ class Builder {
                          const RangeClaim& claim);
   std::optional<Chunk> fill_chunk(pg::Connection& conn, const catalog::TransformDef& def);
   void run_chunk(pg::Connection& conn, const catalog::TransformDef& def);
+  // ANALYZE of the tables a build wrote, once the transform is live
+  // (compile TransformSql::analyze); a failure only leaves the plans to
+  // autovacuum's statistics.
+  void analyze_tables(pg::Connection& conn, const catalog::TransformDef& def);
 
   catalog::Store& store_;
   BuildConfig config_;

@@ -73,6 +73,7 @@ void add_rejected_matches(const TransformDef& d, const std::string& held, Transf
   TransformSql own = compile_transform(*rejected);
   for (auto& s : own.create) sql.create.push_back(std::move(s));
   for (auto& s : own.drop) sql.drop.push_back(std::move(s));
+  for (auto& s : own.analyze) sql.analyze.push_back(std::move(s));
   // Written in the statement that writes the held rows, in its snapshot: a
   // match that statement saw is held there or here, whatever commits
   // between the statements of one transaction.

@@ -268,6 +268,9 @@ TransformSql compile_one_to_one(const TransformDef& def);
 TransformSql compile_transform(const TransformDef& def) {
   bool aggregate = def.shape == catalog::Shape::aggregate;
   TransformSql sql = aggregate ? compile_aggregate(def) : compile_one_to_one(def);
+  if (aggregate)
+    sql.analyze.push_back("ANALYZE " + qualified(def.target_schema, def.ledger_table()));
+  sql.analyze.push_back("ANALYZE " + qualified(def.target_schema, def.target_table));
   add_rejected_matches(
       def, qualified(def.target_schema, aggregate ? def.ledger_table() : def.target_table), sql);
   return sql;

@@ -87,6 +87,10 @@ struct TransformSql {
   std::string group_range_bound;
   std::string group_range_insert;
   std::string group_range_rewrite;
+  // ANALYZE of the tables it writes (the target; the ledger; the rejected
+  // matches), run once a build has made it live: the drains' statements
+  // that probe them per key are planned from real statistics.
+  std::vector<std::string> analyze;
   // The definition as a plain SELECT, for the oracle.
   std::string oracle_select;
 };
