@@ -278,6 +278,12 @@ std::string fanned_chunk_bound(const TransformDef& d) {
 
 }  // namespace
 
+HeldRows one_to_one_held_rows(const TransformDef& d) {
+  auto fan = d.fan_key();
+  for (const auto& h : d.held_key()) fan.push_back(h);
+  return {qualified(d.target_schema, d.target_table), fan};
+}
+
 OneToOneWrites one_to_one_writes(const TransformDef& d, const std::string& prefix) {
   std::vector<Field> fields = with_held(d, {});
   auto page = page_rewrite(d, fields);
@@ -298,9 +304,7 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   sql.drop = {"DROP TABLE IF EXISTS " + target};
   sql.steps = {lock_key_slots(d), derive(d, written_fields(d))};
   sql.build_steps = sql.steps;
-  auto held = d.fan_key();
-  for (const auto& h : d.held_key()) held.push_back(h);
-  sql.map_joined_keys = map_joined_keys(d, {target, held});
+  sql.map_joined_keys = map_joined_keys(d, one_to_one_held_rows(d));
   sql.page_all_held_keys = page_all_keys(d, target);
   sql.page_all_source_keys = page_all_keys(d, qualified(d.source_schema, d.source_table));
   sql.source_chunk_bound = d.fans_out() ? fanned_chunk_bound(d) : chunk_bound(d.key, source);

@@ -9,6 +9,10 @@ namespace trellis::compile {
 
 TransformSql compile_one_to_one(const catalog::TransformDef& def);
 
+// The target as a joined table's change probes it: its fan key columns,
+// then its held key columns (join_sql.hpp, map_fanning).
+HeldRows one_to_one_held_rows(const catalog::TransformDef& def);
+
 // The writes of a 1-1 definition without fields (the matches a WHERE
 // rejects, rejected_matches.hpp) as CTEs named `<prefix>_*`, to run inside
 // another statement (in its snapshot): re-deriving the page's keys, filling

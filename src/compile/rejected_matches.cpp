@@ -40,9 +40,7 @@ std::optional<TransformDef> rejected_matches(const TransformDef& d) {
 }
 
 HeldRows rejected_held_rows(const TransformDef& rejected) {
-  auto fan = rejected.fan_key();
-  for (const auto& h : rejected.held_key()) fan.push_back(h);
-  return {qualified(rejected.target_schema, rejected.target_table), fan};
+  return one_to_one_held_rows(rejected);
 }
 
 namespace {
@@ -54,10 +52,6 @@ std::string held_or_rejected(const TransformDef& d, const std::string& held,
       d.key, ", ", [](const catalog::Column& c) { return ident(c.name); });
   return fmt::format("(SELECT {0} FROM {1} UNION SELECT {0} FROM {2})", cols, held, rejected);
 }
-
-}  // namespace
-
-namespace {
 
 // `stmt` with `ctes` run in it, in its snapshot: first in its WITH list.
 std::string with_ctes(const std::string& ctes, const std::string& stmt) {
