@@ -35,6 +35,7 @@ testkit::Cluster& Run::cluster() {
         "pg_stat_statements.track = all\n"
         "max_wal_size = '8GB'\n"
         "checkpoint_timeout = '30min'\n";
+    for (const auto& setting : settings_.server_settings) o.extra_conf += setting + "\n";
     if (settings_.explain_ms > 0) {
       o.keep = true;
       o.extra_conf += fmt::format(

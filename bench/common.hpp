@@ -36,6 +36,9 @@ struct Settings {
   int64_t rows = 0;
   // Names of the standard shapes to run (one_to_one, groups_100, ...); empty: all.
   std::vector<std::string> shapes;
+  // Server settings (`name = value` lines) added to the cluster's
+  // configuration, e.g. a production-sized shared_buffers.
+  std::vector<std::string> server_settings;
 };
 
 // One run of the harness: its settings, its cluster (started on first use)

@@ -46,7 +46,7 @@ int64_t mem_total_mb() {
 
 int usage() {
   std::cerr << "usage: trellis_bench [--full] [--out FILE] [--tick MS] [--explain MS] [--rows N] "
-               "[--shape NAME]... [BENCHMARK...]\n"
+               "[--shape NAME]... [--set 'NAME = VALUE']... [BENCHMARK...]\n"
                "benchmarks:";
   for (auto& [name, _] : kBenchmarks) std::cerr << " " << name;
   std::cerr << "\n";
@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
       settings.rows = std::stoll(argv[++i]);
     } else if (a == "--shape" && i + 1 < argc) {
       settings.shapes.push_back(argv[++i]);
+    } else if (a == "--set" && i + 1 < argc) {
+      settings.server_settings.push_back(argv[++i]);
     } else if (a == "--tick" && i + 1 < argc) {
       settings.tick = std::chrono::milliseconds(std::stoi(argv[++i]));
     } else if (std::any_of(kBenchmarks.begin(), kBenchmarks.end(),
@@ -91,7 +93,8 @@ int main(int argc, char** argv) {
                        {"cpu", cpu_model()},
                        {"memory_mb", mem_total_mb()},
                        {"kernel", uts.release},
-                       {"tick_ms", settings.tick.count()}});
+                       {"tick_ms", settings.tick.count()},
+                       {"server_settings", settings.server_settings}});
   auto t0 = Clock::now();
   for (auto& [name, fn] : kBenchmarks) {
     if (!settings.only.empty() &&

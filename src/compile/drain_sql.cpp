@@ -69,24 +69,27 @@ DrainSql compile_drain(const std::string& cs) {
     // A key with a NULL part names no row: it counts toward the page (so
     // the cursor passes it) but is not re-derived. That filter is applied
     // after the LIMIT so the planner's row estimate for the scan stays
-    // high enough for it to read the index in order.
+    // high enough for it to read the index in order. The keys the page
+    // table lacks are found by EXCEPT, a hashed set operation whatever the
+    // estimates: as a NOT EXISTS, estimated at one picked key, it was a
+    // nested loop scanning the page table once per key (17 ms of a 21 ms
+    // fill of 1,900 keys).
     auto fill = [&](const char* bucket_match) {
       return fmt::format(
-          "WITH pick AS (SELECT DISTINCT ON ({3}) tbl, key, {7} AS k1 FROM {0} WHERE {5} AND {4} "
+          "WITH pick AS (SELECT DISTINCT ON ({3}) tbl, key, {6} AS k1 FROM {0} WHERE {5} AND {4} "
           "AND ({3}) > {1} ORDER BY {3} LIMIT $2::int), usable AS (SELECT tbl, key FROM pick WHERE "
-          "array_position(key, NULL) IS NULL), ins AS (INSERT INTO {2} (tbl, key) SELECT u.tbl, "
-          "u.key FROM usable u WHERE {6}) SELECT (SELECT count(*) FROM pick), {8}, (SELECT "
-          "array_agg(DISTINCT tbl) FROM usable)",
-          ring, after, kPageTable, kRingPageOrder, kRingHasKey, bucket_match,
-          page_lacks("u.tbl", "u.key"), kRingKeyFirstPart, last);
+          "array_position(key, NULL) IS NULL), ins AS (INSERT INTO {2} (tbl, key) SELECT tbl, key "
+          "FROM usable EXCEPT SELECT tbl, key FROM {2}) SELECT (SELECT count(*) FROM pick), {7}, "
+          "(SELECT array_agg(DISTINCT tbl) FROM usable)",
+          ring, after, kPageTable, kRingPageOrder, kRingHasKey, bucket_match, kRingKeyFirstPart,
+          last);
     };
     s.fill_page.push_back(fill("bucket = ($1::int2[])[1]"));  // an equality: index order
     s.fill_pages.push_back(fill("bucket = ANY($1::int2[])"));
   }
   s.analyze_page = fmt::format("ANALYZE {}", kPageTable);
-  s.before_fill = {"SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_sort = off",
-                   "SET LOCAL enable_nestloop = off"};
-  s.after_fill = {"RESET enable_bitmapscan", "RESET enable_sort", "RESET enable_nestloop"};
+  s.before_fill = {"SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_sort = off"};
+  s.after_fill = {"RESET enable_bitmapscan", "RESET enable_sort"};
   s.finish_page = fmt::format(
       "UPDATE {} SET cursor = $3::text[], done = $4::bool, attempts = 0, not_before = NULL, "
       "into_seg = CASE WHEN $5::bool THEN greatest(into_seg, pg_sequence_last_value({})) ELSE "

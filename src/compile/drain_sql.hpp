@@ -40,11 +40,8 @@ struct DrainSql {
   // Around the fill of a bucket larger than a page: the planner, costing each heap fetch of an
   // index scan as a random read, would sort a bucket's remaining rows (a bitmap scan) for each page
   // rather than read the first page_cap of them in index order; the slot was just written and is in
-  // memory, so the ordered scan is the cheap one. Past a bucket's first page the planner also
-  // estimates one row left (a row comparison's selectivity is its first column's, and the
-  // cursor's table id is the rows'), and would check each picked key against the page table by
-  // a nested loop rescanning it per key; a hash anti join reads it once. Taken for the fill
-  // statement only, and sent with it in one pipeline.
+  // memory, so the ordered scan is the cheap one. Taken for the fill statement only, and sent
+  // with it in one pipeline.
   std::vector<std::string> before_fill;
   std::vector<std::string> after_fill;
   // After the keys of a joined table were mapped to more than
