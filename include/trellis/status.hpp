@@ -70,6 +70,15 @@ struct CorrectingNode {
   std::string since;
 };
 
+// One of the transform's own fields frozen at its last values, and why.
+struct PausedColumn {
+  std::string column;
+  std::string cause;     // operator (PAUSE TRANSFORM t.col) | quarantine (the column fuse)
+  std::string since;     // when it was paused
+  std::string error;     // quarantine: the error of the values that tripped the fuse
+  std::string sqlstate;  // quarantine: its SQLSTATE
+};
+
 // An upstream transform whose target this one reads and which is not live: a
 // waiting_to_backfill transform (after RESUME of a reader and its upstream
 // together, say) starts its build only once every upstream is live.
@@ -93,9 +102,10 @@ struct Status {
   // Build progress (not part of the seed record, shown by `trellis status`).
   int64_t build_rows_done = 0;
   int64_t build_rows_estimate = 0;
-  // Its own fields frozen by PAUSE TRANSFORM t.col (not part of the seed
-  // record, shown by `trellis status`).
-  std::vector<std::string> paused_columns;
+  // Its own fields frozen by PAUSE TRANSFORM t.col or by the column fuse,
+  // in column order by name (not part of the seed record; `trellis status`
+  // shows them, in text and JSON).
+  std::vector<PausedColumn> paused_columns;
   // Upstream transforms that are not live, which a waiting_to_backfill
   // transform waits for before its build starts (not part of the seed
   // record, shown by `trellis status`); empty when nothing is waited for.

@@ -87,7 +87,9 @@ Status status_from(const catalog::TransformReport& rep) {
   s.build_rows_estimate = rep.build_rows_estimate;
   if (rep.held_keys > 0) s.held_keys = HeldKeys{rep.held_keys, rep.oldest_held};
   s.paused_upstream_columns = rep.paused_upstream_columns;
-  s.paused_columns = rep.paused_columns;
+  for (const auto& [column, j] : rep.paused_columns.items())
+    s.paused_columns.push_back(
+        {column, str(j, "reason"), str(j, "since"), str(j, "error"), str(j, "sqlstate")});
   // Resumed together with an upstream that is not live: the build waits for it.
   for (const auto& w : rep.upstream_waits)
     s.upstream_waits.push_back({w.target, std::string(catalog::name(w.status))});

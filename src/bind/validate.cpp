@@ -14,6 +14,7 @@
 
 #include "base/sql_text.hpp"
 #include "bind/joins.hpp"
+#include "bind/privileges.hpp"
 #include "bind/refusal.hpp"
 #include "bind/relationships.hpp"
 #include "bind/table_description.hpp"
@@ -545,6 +546,10 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   Scope scope;
   scope.tables.push_back({def.alias, src});
   bind_joins(conn, store, stmt, def.target_schema, scope, def);
+  std::vector<const TableDescription*> read_tables;
+  for (const auto& e : scope.tables) read_tables.push_back(&e.table);
+  check_privileges(conn, read_tables, ctx.built ? "" : def.target_schema,
+                   base::qualified(def.target_schema, def.target_table));
   for (const auto& g : stmt.group_by) scope.resolve(stmt, g.expr, "GROUP BY item");
   for (const auto& f : stmt.fields)
     scope.resolve(stmt, f.expr, fmt::format("field \"{}\"", f.name));

@@ -54,7 +54,7 @@ TransformReport report_from(const Row& row) {
   rep.held_keys = row.number("held_keys");
   rep.oldest_held = row.text("oldest_held");
   rep.paused_upstream_columns = row.json("paused_upstream_columns").get<std::vector<std::string>>();
-  rep.paused_columns = row.json("paused_columns").get<std::vector<std::string>>();
+  rep.paused_columns = row.json("paused_columns");
   for (const auto& w : row.json("upstream_waits"))
     rep.upstream_waits.push_back(
         {w.at("transform").get<std::string>(), status_named(w.at("status").get<std::string>())});
@@ -85,9 +85,8 @@ std::vector<TransformReport> read_reports(
           "u.id, k), '[]')::text FROM {0} u JOIN {3} c ON c.table_schema = u.target_schema AND "
           "c.table_name = u.target_table CROSS JOIN jsonb_object_keys(u.paused_columns) k WHERE "
           "c.id = t.source_table_id AND k IN (SELECT r ->> 'name' FROM "
-          "jsonb_array_elements(t.definition -> 'reads') r)) AS paused_upstream_columns, (SELECT "
-          "coalesce(jsonb_agg(k ORDER BY k), '[]')::text FROM "
-          "jsonb_object_keys(t.paused_columns) k) AS paused_columns, CASE WHEN t.status = {5} "
+          "jsonb_array_elements(t.definition -> 'reads') r)) AS paused_upstream_columns, "
+          "t.paused_columns::text AS paused_columns, CASE WHEN t.status = {5} "
           "THEN (SELECT coalesce(jsonb_agg(jsonb_build_object('transform', w.target, 'status', "
           "w.status) ORDER BY w.id), '[]')::text FROM ({4}) w) ELSE '[]' END AS upstream_waits "
           "FROM {0} t WHERE {2} ORDER BY id",

@@ -35,7 +35,9 @@ struct TransformReport {
   std::string oldest_held;  // when the oldest held key was held ("" when none)
   // Paused columns (schema.table.column) of upstream targets this one reads.
   std::vector<std::string> paused_upstream_columns;
-  std::vector<std::string> paused_columns;
+  // Its own paused columns: column name -> {since, reason[, error, sqlstate]},
+  // as PAUSE TRANSFORM t.col and the column fuse record them.
+  nlohmann::json paused_columns = nlohmann::json::object();
   std::vector<UpstreamWaitRow> upstream_waits;
 };
 

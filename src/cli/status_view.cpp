@@ -106,6 +106,13 @@ ojson status_json(const Status& s) {
                                {"reason", text_or_null(c.reason)},
                                {"since", text_or_null(c.since)}});
   j["paused_upstream_columns"] = s.paused_upstream_columns;
+  j["paused_columns"] = ojson::array();
+  for (const auto& c : s.paused_columns)
+    j["paused_columns"].push_back({{"column", c.column},
+                                   {"cause", c.cause},
+                                   {"since", text_or_null(c.since)},
+                                   {"error", text_or_null(c.error)},
+                                   {"sqlstate", text_or_null(c.sqlstate)}});
   return j;
 }
 
@@ -170,11 +177,17 @@ std::vector<std::string> describe_status(const Status& s) {
     out.push_back(fmt::format("reads paused upstream column{} {}; RESUME them to catch up",
                               s.paused_upstream_columns.size() == 1 ? "" : "s",
                               join(s.paused_upstream_columns)));
-  for (const auto& c : s.paused_columns)
+  for (const auto& c : s.paused_columns) {
+    std::string why = c.cause == "quarantine"
+                          ? fmt::format(" after its values kept failing ({}{})", one_line(c.error),
+                                        c.sqlstate.empty() ? "" : ", " + c.sqlstate)
+                          : " by PAUSE TRANSFORM";
+    std::string fix =
+        c.cause == "quarantine" ? "fix the cause, then RESUME TRANSFORM" : "RESUME TRANSFORM";
     out.push_back(
-        fmt::format("column {} is paused and keeps its last values; RESUME TRANSFORM "
-                    "{}.{} rebuilds it",
-                    c, s.target, c));
+        fmt::format("column {} is paused{}{} and keeps its last values; {} {}.{} rebuilds it",
+                    c.column, why, since(c.since), fix, s.target, c.column));
+  }
   for (const auto& g : s.source_index_gaps)
     out.push_back(fmt::format("warning: no source index for {} on {}({}); run: {}", g.role, g.table,
                               join(g.columns), g.create_index));

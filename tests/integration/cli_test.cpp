@@ -255,7 +255,9 @@ TEST_F(Cli, ApplyFileStopsAtTheFirstFailingStatementAndNamesIt) {
   EXPECT_NE(r.err.find("statement 2 of 2"), std::string::npos) << r.err;
 }
 
-TEST_F(Cli, StatusJsonUsesExactlyTheSpecFieldNames) {
+// The SPEC's record, plus the transform's own paused columns (what the text
+// status says about them, the JSON says too).
+TEST_F(Cli, StatusJsonUsesExactlyTheSpecFieldNamesAndItsOwnPausedColumns) {
   create_orders(10);
   ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
   auto r = trellis({"status", "public.doubled", "--json"});
@@ -263,16 +265,40 @@ TEST_F(Cli, StatusJsonUsesExactlyTheSpecFieldNames) {
   auto j = nlohmann::json::parse(r.out);
   std::set<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
-  EXPECT_EQ(keys,
-            (std::set<std::string>{"target", "status", "backfill_failure", "capture_wait",
-                                   "capture_failure", "held_keys", "drain_failure",
-                                   "source_index_gaps", "correcting", "paused_upstream_columns"}));
+  EXPECT_EQ(keys, (std::set<std::string>{"target", "status", "backfill_failure", "capture_wait",
+                                         "capture_failure", "held_keys", "drain_failure",
+                                         "source_index_gaps", "correcting",
+                                         "paused_upstream_columns", "paused_columns"}));
   // Nothing holds a fresh transform up: null objects and empty lists.
   for (const char* k :
        {"backfill_failure", "capture_wait", "capture_failure", "held_keys", "drain_failure"})
     EXPECT_TRUE(j[k].is_null()) << k << " = " << j[k].dump();
-  for (const char* k : {"source_index_gaps", "correcting", "paused_upstream_columns"})
+  for (const char* k :
+       {"source_index_gaps", "correcting", "paused_upstream_columns", "paused_columns"})
     EXPECT_EQ(j[k], nlohmann::json::array()) << k;
+}
+
+TEST_F(Cli, StatusShowsAPausedColumnWithItsCauseInTextAndJson) {
+  create_orders(10);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  ASSERT_EQ(trellis({"apply", "PAUSE TRANSFORM doubled.label"}).code, 0);
+  auto r = trellis({"status", "doubled", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto paused = nlohmann::json::parse(r.out).at("paused_columns");
+  ASSERT_EQ(paused.size(), 1u) << r.out;
+  EXPECT_EQ(paused[0]["column"], "label");
+  EXPECT_EQ(paused[0]["cause"], "operator");
+  EXPECT_TRUE(paused[0]["since"].is_string()) << r.out;
+  EXPECT_TRUE(paused[0]["error"].is_null()) << r.out;
+  auto text = trellis({"status", "doubled"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("column label is paused by PAUSE TRANSFORM since "), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("RESUME TRANSFORM public.doubled.label rebuilds it"), std::string::npos)
+      << text.out;
+  ASSERT_EQ(trellis({"apply", "RESUME TRANSFORM doubled.label"}).code, 0);
+  EXPECT_EQ(nlohmann::json::parse(trellis({"status", "doubled", "--json"}).out)["paused_columns"],
+            nlohmann::json::array());
 }
 
 TEST_F(Cli, StatusOfAnUnknownTargetIsNotFound) {

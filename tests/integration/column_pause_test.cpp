@@ -46,7 +46,11 @@ TEST_F(ColumnPause, FreezesOneFieldAndResumeRebuildsIt) {
 
   auto own = t_->status("cp_t");
   EXPECT_EQ(own->status, "live");
-  EXPECT_EQ(own->paused_columns, std::vector<std::string>{"a10"});
+  ASSERT_EQ(own->paused_columns.size(), 1u);
+  EXPECT_EQ(own->paused_columns[0].column, "a10");
+  EXPECT_EQ(own->paused_columns[0].cause, "operator");
+  EXPECT_FALSE(own->paused_columns[0].since.empty());
+  EXPECT_EQ(own->paused_columns[0].error, "");
   auto down = t_->status("cp_down");
   EXPECT_EQ(down->status, "catching_up");
   EXPECT_EQ(down->paused_upstream_columns, std::vector<std::string>{"public.cp_t.a10"});
@@ -97,7 +101,8 @@ TEST_F(ColumnPause, RefusesWhatIsNotAPausableColumn) {
 // RESUME of a paused transform rebuilds every field, paused ones included.
 TEST_F(ColumnPause, DroppingAPausedFieldForgetsThePause) {
   t_->apply("PAUSE TRANSFORM cp_other.lb");
-  EXPECT_EQ(t_->status("cp_other")->paused_columns, std::vector<std::string>{"lb"});
+  ASSERT_EQ(t_->status("cp_other")->paused_columns.size(), 1u);
+  EXPECT_EQ(t_->status("cp_other")->paused_columns[0].column, "lb");
   t_->apply("ALTER TRANSFORM cp_other DROP lb, ADD ub AS same");
   EXPECT_TRUE(t_->status("cp_other")->paused_columns.empty());
   await_status(*t_, "cp_other", "live");

@@ -13,23 +13,13 @@ namespace {
 
 constexpr const char* kRole = "trellis_halt_runner";
 
-// The test database's conninfo, logged in as `role` instead.
-std::string as_role(std::string url, const std::string& role) {
-  auto at = url.find("user=postgres");
-  if (at != std::string::npos) url.replace(at, std::string("user=postgres").size(), "user=" + role);
-  return url;
-}
-
 }  // namespace
 
 class Halt : public TrellisTest {
  protected:
   void SetUp() override {
     TrellisTest::SetUp();
-    sql(
-        fmt::format("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{0}') "
-                    "THEN CREATE ROLE {0} LOGIN; END IF; END $$",
-                    kRole));
+    ensure_login_role(kRole);
     std::string db = query("SELECT current_database()").get(0, 0);
     sql(fmt::format("GRANT CREATE ON DATABASE \"{}\" TO {}; GRANT CREATE ON SCHEMA public TO {}",
                     db, kRole, kRole));
@@ -40,7 +30,7 @@ class Halt : public TrellisTest {
   }
   std::unique_ptr<Trellis> start_as_role(int drain_threads = 2, bool staging = true) {
     Options o = options(drain_threads, staging);
-    o.url = as_role(url_, kRole);
+    o.url = url_as(kRole);
     return Trellis::connect(o);
   }
 };

@@ -181,7 +181,11 @@ TEST_F(Quarantine, FiveKeysFailingInOneFieldPauseJustThatField) {
   await_status(*t, "inv", "live");
   await_converged(*t);
   auto s = t->status("inv");
-  EXPECT_EQ(s->paused_columns, std::vector<std::string>{"q"});
+  ASSERT_EQ(s->paused_columns.size(), 1u);
+  EXPECT_EQ(s->paused_columns[0].column, "q");
+  EXPECT_EQ(s->paused_columns[0].cause, "quarantine");  // the column fuse, with its error
+  EXPECT_EQ(s->paused_columns[0].sqlstate, "22012");
+  EXPECT_NE(s->paused_columns[0].error.find("division by zero"), std::string::npos);
   EXPECT_FALSE(s->held_keys);  // nothing held: the field is paused instead
   EXPECT_FALSE(s->capture_failure);
   // The other field flows for every row, failing ones included.

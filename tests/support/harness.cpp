@@ -1,6 +1,8 @@
 // Integration fixture; see harness.hpp.
 #include "support/harness.hpp"
 
+#include <fmt/format.h>
+
 #include <thread>
 
 #include "catalog/migrate.hpp"
@@ -43,6 +45,20 @@ Options TrellisTest::options(int drain_threads, bool staging) const {
 
 std::unique_ptr<Trellis> TrellisTest::start(int drain_threads, bool staging) {
   return Trellis::connect(options(drain_threads, staging));
+}
+
+void TrellisTest::ensure_login_role(const std::string& role) {
+  sql(
+      fmt::format("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{0}') THEN "
+                  "CREATE ROLE {0} LOGIN; END IF; END $$",
+                  role));
+}
+
+std::string TrellisTest::url_as(const std::string& role) const {
+  std::string url = url_;
+  auto at = url.find("user=postgres");
+  if (at != std::string::npos) url.replace(at, std::string("user=postgres").size(), "user=" + role);
+  return url;
 }
 
 void TrellisTest::sql(const std::string& statement) {

@@ -48,6 +48,10 @@ class TrellisTest : public ::testing::Test {
   // as it runs on a catalog an earlier version left (whose state a test has
   // made by hand).
   void rerun_migration(int number);
+  // A login role of the cluster (created when missing; roles outlive the
+  // test's database), and the test database's conninfo logged in as it.
+  void ensure_login_role(const std::string& role);
+  std::string url_as(const std::string& role) const;
 
   std::string url_;
   std::unique_ptr<pg::Connection> app_;
