@@ -82,6 +82,15 @@ struct QuarantinePage {
   std::string cursor;  // opaque: pass it back for the next page ("" = from the start)
 };
 
+// What test_reset() repaired (target names, schema.table).
+struct TestResetReport {
+  std::vector<std::string> disrupted;    // capture found disabled, dropped or replaced
+  std::vector<std::string> resumed;      // paused by a failure or quarantined: resumed, rebuilt
+  std::vector<std::string> rebuilt;      // running: rebuilt in place
+  std::vector<std::string> left_paused;  // paused by PAUSE TRANSFORM: left so
+  double seconds = 0;                    // how long the reset took
+};
+
 // An opaque position in the change stream; see watermark_token().
 struct Token {
   int64_t segment = 0;
@@ -122,6 +131,14 @@ class Trellis {
   // stays readable, then is live again. Returns how many; throws not_found
   // when no running transform reads it.
   int request_backfill(const std::string& table);
+
+  // For an application's test suite, after fixtures were loaded with
+  // triggers disabled, tables swapped or truncated: checks capture now,
+  // resumes every transform a failure paused (reinstalling capture),
+  // rebuilds every other running one in place, and waits until all of them
+  // are live and caught up. Needs running workers (validation error
+  // otherwise); throws timeout naming what is not live in time.
+  TestResetReport test_reset(std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
   bool has_live_staging_worker();
   bool has_live_drain_workers();

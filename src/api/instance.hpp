@@ -70,6 +70,9 @@ void release_key(Trellis::Impl& impl, const std::string& target, const std::stri
 // Rebuild in place (api/backfill.cpp); returns how many transforms.
 int request_backfill(Trellis::Impl& impl, const std::string& table);
 
+// The reset of an application's test suite (api/test_reset.cpp).
+TestResetReport test_reset(Trellis::Impl& impl, std::chrono::milliseconds timeout);
+
 // Convergence (api/convergence.cpp).
 Token take_token(Trellis::Impl& impl);
 bool wait_converged(Trellis::Impl& impl, const Token& token, std::chrono::milliseconds timeout);

@@ -146,6 +146,10 @@ int Trellis::request_backfill(const std::string& table) {
   return guarded([&] { return api::request_backfill(*impl_, table); });
 }
 
+TestResetReport Trellis::test_reset(std::chrono::milliseconds timeout) {
+  return guarded([&] { return api::test_reset(*impl_, timeout); });
+}
+
 bool Trellis::has_live_staging_worker() {
   return reading(*impl_, [&] {
     auto conn = impl_->pool.acquire();

@@ -27,5 +27,6 @@ Command add_await_command(CLI::App& app, const GlobalOptions& global);
 Command add_dev_command(CLI::App& app, const GlobalOptions& global);
 Command add_demo_command(CLI::App& app, const GlobalOptions& global);
 Command add_quarantine_command(CLI::App& app, const GlobalOptions& global);
+Command add_test_reset_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace trellis::cli

@@ -42,15 +42,7 @@ Command add_await_command(CLI::App& app, const GlobalOptions& global) {
       "await", "wait until every change committed before now has reached every target");
   sub->add_option("--timeout", *timeout, "seconds to wait (exit 2 when they pass)")
       ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            char* end = nullptr;
-            double v = std::strtod(text.c_str(), &end);
-            if (end == text.c_str() || *end != '\0' || !(v >= 0 && v <= 1e7))
-              return "expected a number of seconds between 0 and 10000000, got " + text;
-            return "";
-          },
-          "SECONDS"));
+      ->check(seconds_validator());
   return {sub, [&global, timeout] { return run_await(global, *timeout); }};
 }
 

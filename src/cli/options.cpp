@@ -39,4 +39,16 @@ Options handle_options(const GlobalOptions& global) {
   return o;
 }
 
+CLI::Validator seconds_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !(v >= 0 && v <= 1e7))
+          return "expected a number of seconds between 0 and 10000000, got " + text;
+        return "";
+      },
+      "SECONDS");
+}
+
 }  // namespace trellis::cli

@@ -26,4 +26,7 @@ std::string resolve_url(const GlobalOptions& global);
 // Options for a handle of this instance with no workers.
 Options handle_options(const GlobalOptions& global);
 
+// A `--timeout` value: a number of seconds between 0 and 10,000,000.
+CLI::Validator seconds_validator();
+
 }  // namespace trellis::cli

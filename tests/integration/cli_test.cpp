@@ -391,6 +391,31 @@ TEST_F(Cli, RunAndAwaitBringATransformLiveAndTheTargetMatches) {
 
 // With no worker running, a captured write cannot reach its target, so await
 // must time out (exit 2); once `trellis run` is back, it converges.
+TEST_F(Cli, TestResetReportsWhatItRepairedAsJson) {
+  create_orders(100);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  auto refused = trellis({"test-reset", "--timeout", "5"});  // no workers yet
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("error (validation): test_reset needs a running staging worker"),
+            std::string::npos)
+      << refused.err;
+  auto run = start_run({"--drain-threads", "2"});
+  await_live("doubled");
+  sql("BEGIN; ALTER TABLE orders DISABLE TRIGGER USER; UPDATE orders SET amount = amount + 1; "
+      "ALTER TABLE orders ENABLE TRIGGER USER; COMMIT");
+  auto r = trellis({"test-reset", "--json", "--timeout", "60"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  // ENABLE TRIGGER USER enables them for origin sessions only, not ALWAYS:
+  // found as a disruption, resumed with capture reinstalled.
+  EXPECT_EQ(j["disrupted"], nlohmann::json::array({"public.doubled"})) << r.out;
+  EXPECT_EQ(j["resumed"], nlohmann::json::array({"public.doubled"})) << r.out;
+  EXPECT_EQ(j["rebuilt"], nlohmann::json::array()) << r.out;
+  EXPECT_TRUE(j["seconds"].is_number()) << r.out;
+  expect_oracle("doubled");
+  stop_run(*run);
+}
+
 TEST_F(Cli, AwaitTimesOutWhileNoWorkerRunsThenConvergesOnceOneDoes) {
   create_orders(50);
   ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
