@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
+#include "base/event_log.hpp"
 #include "base/sql_text.hpp"
 #include "bind/validate.hpp"
 #include "catalog/transitions.hpp"
@@ -56,6 +57,8 @@ Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt) {
   auto [def, column] = locate(impl, *conn, stmt.target, stmt.column);
   if (column) return pause_column(impl, def, *column);
   impl.lifecycle.pause(*conn, def.id);
+  base::log_event(spdlog::level::info, "paused", def.target_name(), {{"kind", "operator"}},
+                  fmt::format("transform {} paused by PAUSE TRANSFORM", def.target_name()));
   return {"pause", def.target_name(), word(Lifecycle::paused)};
 }
 
@@ -83,6 +86,11 @@ Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt) {
   // (which re-arms the fuse of a quarantined transform).
   conn->exec(compile::compile_quarantine(impl.store.schema()).clear_transform,
              {std::to_string(def.id)});
+  base::log_event(spdlog::level::info, "resumed", def.target_name(),
+                  {{"from", std::string(catalog::name(def.status))}},
+                  fmt::format("transform {} resumed from {}: capture reinstalled if needed, "
+                              "rebuilding",
+                              def.target_name(), catalog::name(def.status)));
   return {"resume", def.target_name(), word(Lifecycle::waiting_to_backfill)};
 }
 

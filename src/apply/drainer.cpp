@@ -17,6 +17,7 @@
 
 #include <algorithm>
 
+#include "base/event_log.hpp"
 #include "catalog/ring_geometry.hpp"
 #include "compile/transform_sql.hpp"
 #include "pg/arrays.hpp"
@@ -52,7 +53,7 @@ bool Drainer::drain_one(pg::Connection& conn) {
       return true;
     } catch (const pg::SqlError& e) {
       if (!conn.healthy()) throw;
-      spdlog::warn("drain of {} failed: {} ({})", what, e.what(), e.sqlstate());
+      spdlog::debug("drain of {} failed: {} ({})", what, e.what(), e.sqlstate());
       Quarantine::Refill refill = [&]() -> std::optional<std::vector<TransformWork>> {
         auto page = fill_page(conn, claim);
         if (!page) return std::nullopt;
@@ -162,6 +163,11 @@ void Drainer::record_failure(pg::Connection& conn, const Claim& claim, const std
   if (pg::classify_sqlstate(sqlstate) == pg::FailureClass::transient) return;  // charge nothing
   auto tables = conn.exec(sql_.bucket_tables, {claim.seg, claim.buckets});
   conn.exec(failures_.record, {tables.get(0, 0), error, sqlstate});
+  base::log_event(
+      spdlog::level::warn, "drain_failure", "",
+      {{"table_ids", tables.get(0, 0)}, {"error", error}, {"sqlstate", sqlstate}},
+      fmt::format("drain of segment {} buckets {} failed: {} ({}); retried with backoff", claim.seg,
+                  claim.buckets, error, sqlstate));
 }
 
 }  // namespace trellis::apply

@@ -1,8 +1,10 @@
 // Bisection and charging; see quarantine.hpp.
 #include "apply/quarantine.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "base/event_log.hpp"
 #include "compile/one_to_one.hpp"
 #include "pg/sql_error.hpp"
 
@@ -114,21 +116,32 @@ Quarantine::Charged Quarantine::charge(pg::Connection& conn, const Culprit& c,
   pg::Transaction txn(conn);
   std::string id = std::to_string(c.transform_id);
   pg::Param column = c.column.empty() ? pg::Param{} : pg::Param{c.column};
-  conn.exec(sql_.lock_transform, {id});
+  auto locked = conn.exec(sql_.lock_transform, {id});
+  std::string target = locked.rows() ? locked.get(0, 0) : "transform " + id;
   auto r =
       conn.exec(sql_.charge, {id, std::to_string(c.tbl), c.key, seg, c.error, c.sqlstate, column});
   Charged out{r.get_bool(0, 0), 100 * static_cast<int>(r.get_int(0, 1))};
-  std::string tripped;
+  std::string tripped, event = out.held ? "key_held" : "key_failed";
   if (out.held && column) {
-    if (conn.exec(sql_.trip_column_fuse, {id, column, c.error, c.sqlstate}).rows() > 0)
+    if (conn.exec(sql_.trip_column_fuse, {id, column, c.error, c.sqlstate}).rows() > 0) {
       tripped = "; column fuse tripped: field " + c.column + " paused, transform rebuilding";
+      event = "column_paused";
+    }
   } else if (out.held && conn.exec(sql_.trip_fuse, {id}).rows() > 0) {
     tripped = "; fuse tripped: quarantined";
+    event = "quarantined";
   }
   txn.commit();
-  spdlog::warn("key {} of table {} failed for transform {}{} ({}){}{}", c.key, c.tbl,
-               c.transform_id, c.column.empty() ? "" : " in field " + c.column, c.error,
-               out.held ? "; held" : "", tripped);
+  nlohmann::json details = {{"table_id", c.tbl},
+                            {"key", c.key},
+                            {"error", c.error},
+                            {"sqlstate", c.sqlstate},
+                            {"charges", out.retry_ms / 100}};
+  if (!c.column.empty()) details["column"] = c.column;
+  base::log_event(spdlog::level::warn, event, target, details,
+                  fmt::format("key {} of table {} failed for transform {}{} ({}){}{}", c.key, c.tbl,
+                              target, c.column.empty() ? "" : " in field " + c.column, c.error,
+                              out.held ? "; held" : "", tripped));
   return out;
 }
 
@@ -189,7 +202,10 @@ std::vector<std::string> Quarantine::halt_failure(pg::Connection& conn, const pg
   std::vector<std::string> paused;
   for (int i = 0; i < r.rows(); ++i) paused.push_back(r.get(i, 0));
   for (const auto& t : paused)
-    spdlog::warn("transform {} halted and paused: {} ({})", t, failing->error, failing->sqlstate);
+    base::log_event(spdlog::level::warn, "paused", t,
+                    {{"kind", "halt"}, {"error", failing->error}, {"sqlstate", failing->sqlstate}},
+                    fmt::format("transform {} halted and paused: {} ({})", t, failing->error,
+                                failing->sqlstate));
   return paused;
 }
 

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/event_log.hpp"
 #include "catalog/range_claims.hpp"
 #include "catalog/transitions.hpp"
 #include "compile/one_to_one.hpp"
@@ -301,7 +302,8 @@ void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) 
   conn.pipeline(stmts);
   txn.commit();
   if (!done) return;
-  spdlog::info("transform {} is live", def.target_name());
+  base::log_event(spdlog::level::info, "live", def.target_name(), nlohmann::json::object(),
+                  fmt::format("transform {} is live", def.target_name()));
   analyze_tables(conn, def);
 }
 

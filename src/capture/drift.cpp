@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/event_log.hpp"
 #include "base/sql_text.hpp"
 #include "bind/table_description.hpp"
 #include "capture/layout.hpp"
@@ -165,7 +166,8 @@ int DriftWatch::check(pg::Connection& conn) {
                                 {"error", finding->error}};
       if (!catalog::Lifecycle(store_).pause_on_drift(conn, d->id, failure.dump())) continue;
       ++paused;
-      spdlog::warn("transform {} paused: {}", d->target_name(), finding->error);
+      base::log_event(spdlog::level::warn, "paused", d->target_name(), failure,
+                      fmt::format("transform {} paused: {}", d->target_name(), finding->error));
     }
   }
   return paused;

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "base/event_log.hpp"
 #include "base/sql_text.hpp"
 #include "bind/table_description.hpp"
 #include "capture/layout.hpp"
@@ -139,19 +140,29 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
     record_wait(conn, table);
     return false;
   }
-  spdlog::info("capture installed on {}", qualified);
+  base::log_event(spdlog::level::info, "capture_installed", "",
+                  {{"table", table.schema + "." + table.name}},
+                  fmt::format("capture installed on {}", qualified));
   started = started || moved > 0;
   return true;
 }
 
 void Reconciler::record_wait(pg::Connection& conn, const catalog::CapturedTable& table) {
-  lifecycle_.record_capture_wait(conn, table.id, table.schema + "." + table.name,
-                                 base::qualified(table.schema, table.name));
+  std::string name = table.schema + "." + table.name;
+  for (const auto& target : lifecycle_.record_capture_wait(
+           conn, table.id, name, base::qualified(table.schema, table.name)))
+    base::log_event(spdlog::level::info, "capture_waiting", target, {{"table", name}},
+                    fmt::format("transform {} waits for capture on {}: another session holds a "
+                                "lock on it; retried on every tick",
+                                target, name));
 }
 
 void Reconciler::record_failure(pg::Connection& conn, const catalog::CapturedTable& table,
                                 const std::string& error) {
-  spdlog::warn("installing capture on {}.{} failed: {}", table.schema, table.name, error);
+  base::log_event(
+      spdlog::level::warn, "capture_failed", "",
+      {{"table", table.schema + "." + table.name}, {"error", error}},
+      fmt::format("installing capture on {}.{} failed: {}", table.schema, table.name, error));
   lifecycle_.record_capture_failure(conn, table.id, table.schema + "." + table.name, error);
 }
 

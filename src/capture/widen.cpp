@@ -9,6 +9,7 @@
 
 #include <regex>
 
+#include "base/event_log.hpp"
 #include "bind/validate.hpp"
 #include "catalog/lifecycle.hpp"
 #include "compile/shared_sql.hpp"
@@ -126,8 +127,10 @@ Widened widen_in_place(pg::Connection& conn, catalog::Store& store,
     catalog::Lifecycle(store).widen(conn, def, fresh);
   });
   if (!widened) return Widened::retry_later;
-  spdlog::info("transform {}: widened {} column(s) in place to follow {}", def.target_name(),
-               fields.size() + ledger.size(), def.source_name());
+  base::log_event(spdlog::level::info, "capture_widened", def.target_name(),
+                  {{"table", def.source_name()}, {"columns", fields.size() + ledger.size()}},
+                  fmt::format("transform {}: widened {} column(s) in place to follow {}",
+                              def.target_name(), fields.size() + ledger.size(), def.source_name()));
   return Widened::done;
 }
 

@@ -228,17 +228,24 @@ bool Lifecycle::any_awaiting_capture(pg::Connection& conn) {
       .get_bool(0, 0);
 }
 
-void Lifecycle::record_capture_wait(pg::Connection& conn, int table_id, const std::string& table,
-                                    const std::string& qualified) {
-  conn.exec(
+std::vector<std::string> Lifecycle::record_capture_wait(pg::Connection& conn, int table_id,
+                                                        const std::string& table,
+                                                        const std::string& qualified) {
+  auto r = conn.exec(
       fmt::format(
-          "UPDATE {} t SET capture_wait = jsonb_build_object('table', $2::text, 'lock_mode', "
-          "'ShareRowExclusiveLock', 'blocking_pids', (SELECT coalesce(jsonb_agg(DISTINCT pid), "
-          "'[]') FROM pg_locks WHERE relation = $3::regclass AND granted AND pid <> "
-          "pg_backend_pid()), 'since', coalesce(capture_wait->>'since', now()::text)) "
-          "WHERE $1::int = ANY({}) AND {}",
+          "WITH before AS (SELECT t.id, t.capture_wait IS NULL AS fresh FROM {0} t WHERE $1::int "
+          "= ANY({1}) AND {2} FOR UPDATE) UPDATE {0} t SET capture_wait = "
+          "jsonb_build_object('table', $2::text, 'lock_mode', 'ShareRowExclusiveLock', "
+          "'blocking_pids', (SELECT coalesce(jsonb_agg(DISTINCT pid), '[]') FROM pg_locks WHERE "
+          "relation = $3::regclass AND granted AND pid <> pg_backend_pid()), 'since', "
+          "coalesce(capture_wait->>'since', now()::text)) FROM before WHERE t.id = before.id "
+          "RETURNING t.target_schema || '.' || t.target_table, before.fresh",
           transforms_, read_table_ids("t"), waiting_for_capture(waits_for_upstream_)),
       {std::to_string(table_id), table, qualified});
+  std::vector<std::string> started;
+  for (int i = 0; i < r.rows(); ++i)
+    if (r.get_bool(i, 1)) started.push_back(r.get(i, 0));
+  return started;
 }
 
 void Lifecycle::record_capture_failure(pg::Connection& conn, int table_id, const std::string& table,

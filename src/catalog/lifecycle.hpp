@@ -123,9 +123,11 @@ class Lifecycle {
   int start_fenced_field_builds(pg::Connection& conn, const Versions& covered);
   bool any_awaiting_capture(pg::Connection& conn);
   // What holds up the transforms waiting for capture of a table: a lock
-  // capture could not take (who holds it), or an error installing it.
-  void record_capture_wait(pg::Connection& conn, int table_id, const std::string& table,
-                           const std::string& qualified);
+  // capture could not take (who holds it; returns the targets that start
+  // waiting now), or an error installing it.
+  std::vector<std::string> record_capture_wait(pg::Connection& conn, int table_id,
+                                               const std::string& table,
+                                               const std::string& qualified);
   void record_capture_failure(pg::Connection& conn, int table_id, const std::string& table,
                               const std::string& error);
 

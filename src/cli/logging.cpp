@@ -8,6 +8,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "base/event_log.hpp"
+
 namespace trellis::cli {
 
 namespace {
@@ -27,6 +29,8 @@ class JsonFormatter : public spdlog::formatter {
                                 spdlog::level::to_string_view(msg.level).size());
     line["instance"] = instance_;
     line["msg"] = std::string(msg.payload.data(), msg.payload.size());
+    if (const auto* event = base::current_event())  // a state change or failure
+      for (const auto& [key, value] : event->items()) line[key] = value;
     auto text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     dest.append(text.data(), text.data() + text.size());
   }

@@ -68,8 +68,10 @@ QuarantineSql compile_quarantine(const std::string& cs) {
       "held = h.held OR h.charges + 1 >= {1}, held_at = CASE WHEN h.held THEN h.held_at WHEN "
       "h.charges + 1 >= {1} THEN now() END RETURNING held, charges",
       held, kChargesToHold);
-  q.lock_transform =
-      fmt::format("SELECT 1 FROM {} WHERE id = $1::int FOR NO KEY UPDATE", transforms);
+  q.lock_transform = fmt::format(
+      "SELECT target_schema || '.' || target_table FROM {} WHERE id = $1::int FOR NO "
+      "KEY UPDATE",
+      transforms);
   q.trip_fuse = fmt::format(
       "UPDATE {} SET {} WHERE id = $1::int AND {} AND (SELECT count(*) FROM {} WHERE "
       "transform_id = $1::int AND held AND column_name IS NULL) >= {} RETURNING 1",

@@ -32,7 +32,8 @@ struct QuarantineSql {
   // charges: one more charge; held at kChargesToHold.
   std::string charge;
   // $1 transform id: taken first in a charge's transaction, so charges of
-  // one transform (and the fuses they trip) run one at a time.
+  // one transform (and the fuses they trip) run one at a time -> its
+  // target (schema.table).
   std::string lock_transform;
   // $1 transform id: quarantined once kHeldKeysToTrip keys are held that
   // are not narrowed to one field.

@@ -416,6 +416,60 @@ TEST_F(Cli, TestResetReportsWhatItRepairedAsJson) {
   stop_run(*run);
 }
 
+// With --log-json every state change is one JSON line with its event, target
+// and instance: here capture installed, live, paused by a disruption (with its
+// cause), resumed, live again.
+TEST_F(Cli, LogJsonWritesOneLinePerStateChangeWithItsTarget) {
+  create_orders(50);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  auto run = start_run({"--drain-threads", "2", "--log-json"});
+  await_live("doubled");
+  sql("ALTER TABLE orders DISABLE TRIGGER USER");
+  ASSERT_TRUE(eventually([&] { return status_word("doubled") == "paused"; }, 60s));
+  sql("ALTER TABLE orders ENABLE TRIGGER USER");
+  auto resumed = trellis({"apply", "--log-json", "RESUME TRANSFORM doubled"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  auto resumed_line = nlohmann::json::parse(resumed.err, nullptr, false);  // the one line it logs
+  ASSERT_FALSE(resumed_line.is_discarded()) << resumed.err;
+  EXPECT_EQ(resumed_line["event"], "resumed");
+  EXPECT_EQ(resumed_line["target"], "public.doubled");
+  EXPECT_EQ(resumed_line["details"]["from"], "paused");
+  await_live("doubled");
+  std::vector<nlohmann::json> events;
+  auto collect = [&] {
+    events.clear();
+    std::istringstream lines(run->err());
+    for (std::string line; std::getline(lines, line);) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      ASSERT_FALSE(j.is_discarded()) << "not a JSON line: " << line;
+      EXPECT_TRUE(j.contains("instance") && j.contains("ts") && j.contains("msg")) << line;
+      if (j.contains("event")) events.push_back(j);
+    }
+  };
+  auto seen = [&](const std::string& event) {
+    std::vector<nlohmann::json> out;
+    for (const auto& e : events)
+      if (e["event"] == event) out.push_back(e);
+    return out;
+  };
+  ASSERT_TRUE(eventually(
+      [&] {
+        collect();
+        return seen("live").size() >= 2;
+      },
+      30s))
+      << run->err();
+  ASSERT_GE(seen("capture_installed").size(), 2u) << run->err();
+  EXPECT_EQ(seen("capture_installed")[0]["details"]["table"], "public.orders");
+  for (const auto& e : seen("live")) EXPECT_EQ(e["target"], "public.doubled");
+  auto paused = seen("paused");
+  ASSERT_EQ(paused.size(), 1u) << run->err();
+  EXPECT_EQ(paused[0]["target"], "public.doubled");
+  EXPECT_EQ(paused[0]["details"]["kind"], "disruption");
+  EXPECT_EQ(paused[0]["level"], "warning");
+  stop_run(*run);
+}
+
 TEST_F(Cli, AwaitTimesOutWhileNoWorkerRunsThenConvergesOnceOneDoes) {
   create_orders(50);
   ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
