@@ -9,7 +9,8 @@
 //    for the staging worker's next check;
 // 2. every transform paused by a failure (capture_failure) or quarantined is
 //    resumed: capture is reinstalled and the target rebuilt. One paused by
-//    PAUSE TRANSFORM is left paused, and listed;
+//    PAUSE TRANSFORM is left paused, and listed, and so is a column paused
+//    by PAUSE TRANSFORM t.col or its fuse (the column keeps its values);
 // 3. every other running transform is rebuilt in place (request_backfill of
 //    each table it reads), which repairs any write capture missed;
 // 4. it waits, within the timeout, until every transform it touched is live,
@@ -17,7 +18,9 @@
 // It needs running workers (this process's or another's).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -80,7 +83,9 @@ TestResetReport test_reset(Trellis::Impl& impl, std::chrono::milliseconds timeou
   std::map<std::string, Status> statuses;
   for (auto& s : read_status(impl, std::nullopt)) statuses[s.target] = s;
   for (const auto& d : defs) {
-    const Status& s = statuses.at(d.target_name());
+    auto found = statuses.find(d.target_name());
+    if (found == statuses.end()) continue;  // dropped meanwhile
+    const Status& s = found->second;
     if (operator_paused(s)) {
       report.left_paused.push_back(d.target_name());
     } else if (s.is(Lifecycle::paused) || s.is(Lifecycle::quarantined)) {
@@ -94,6 +99,8 @@ TestResetReport test_reset(Trellis::Impl& impl, std::chrono::milliseconds timeou
       }
       report.resumed.push_back(d.target_name());
       touched.insert(d.target_name());
+    } else if (s.is(Lifecycle::waiting_to_backfill)) {
+      touched.insert(d.target_name());  // builds once capture (or its upstream) is there
     } else {
       for (int id : d.table_ids()) tables.insert(id);
       report.rebuilt.push_back(d.target_name());
