@@ -153,7 +153,13 @@ bool Drainer::drain_page(pg::Connection& conn, const Claim& claim) {
   conn.pipeline(stmts);
   txn.commit();
   fed_downstream_ = fed_downstream_ || page->feeds;
-  if (!page->tables.empty()) conn.exec(failures_.clear, {pg::int_array(page->tables)});
+  if (!page->tables.empty()) {
+    auto cleared = conn.exec(failures_.clear, {pg::int_array(page->tables)});
+    for (int i = 0; i < cleared.rows(); ++i)
+      base::log_event(spdlog::level::info, "drain_failure_cleared", cleared.get(i, 0),
+                      nlohmann::json::object(),
+                      fmt::format("transform {}: its drain goes through again", cleared.get(i, 0)));
+  }
   return page->last;
 }
 
@@ -162,12 +168,18 @@ void Drainer::record_failure(pg::Connection& conn, const Claim& claim, const std
   conn.exec(sql_.fail_bucket, {claim.seg, claim.buckets});
   if (pg::classify_sqlstate(sqlstate) == pg::FailureClass::transient) return;  // charge nothing
   auto tables = conn.exec(sql_.bucket_tables, {claim.seg, claim.buckets});
-  conn.exec(failures_.record, {tables.get(0, 0), error, sqlstate});
-  base::log_event(
-      spdlog::level::warn, "drain_failure", "",
-      {{"table_ids", tables.get(0, 0)}, {"error", error}, {"sqlstate", sqlstate}},
-      fmt::format("drain of segment {} buckets {} failed: {} ({}); retried with backoff", claim.seg,
-                  claim.buckets, error, sqlstate));
+  auto readers = conn.exec(failures_.record, {tables.get(0, 0), error, sqlstate});
+  for (int i = 0; i < readers.rows(); ++i) {
+    std::string target = readers.get(i, 0);
+    std::string message =
+        fmt::format("drain of {} fails: {} ({}); retried with backoff", target, error, sqlstate);
+    if (readers.get_int(i, 1) > 1) {  // logged when it started
+      spdlog::debug("{}", message);
+      continue;
+    }
+    base::log_event(spdlog::level::warn, "drain_failure", target,
+                    {{"error", error}, {"sqlstate", sqlstate}}, message);
+  }
 }
 
 }  // namespace trellis::apply

@@ -332,10 +332,11 @@ DrainFailureStatements Lifecycle::drain_failure_statements() const {
                   "|| '.' || table_name FROM {} WHERE id = source_table_id), 'error', $2::text, "
                   "'sqlstate', $3::text, 'since', coalesce(drain_failure->>'since', "
                   "now()::text), 'attempts', coalesce((drain_failure->>'attempts')::int, 0) + 1) "
-                  "WHERE {} && $1::int[] AND {}",
+                  "WHERE {} && $1::int[] AND {} RETURNING target_schema || '.' || target_table, "
+                  "(drain_failure->>'attempts')::int",
                   transforms_, captured_tables_, read_table_ids(), running()),
       fmt::format("UPDATE {} SET drain_failure = NULL WHERE drain_failure IS NOT NULL AND {} && "
-                  "$1::int[]",
+                  "$1::int[] RETURNING target_schema || '.' || target_table",
                   transforms_, read_table_ids())};
 }
 

@@ -67,8 +67,9 @@ struct BuildStatements {
 
 // The drain's record of a page failing for the transforms reading a table.
 struct DrainFailureStatements {
-  std::string record;  // $1 int[] tables, $2 error, $3 sqlstate
-  std::string clear;   // $1 int[] tables
+  // $1 int[] tables, $2 error, $3 sqlstate -> (target, attempts) per reader
+  std::string record;
+  std::string clear;  // $1 int[] tables -> the targets whose failure it cleared
 };
 
 class Lifecycle {

@@ -161,6 +161,12 @@ class Cli : public TrellisTest {
     EXPECT_NE(p.err().find("stopped cleanly"), std::string::npos) << p.err();
   }
 
+  // The attempts of public.doubled's drain failure (0 when there is none).
+  int t_status_attempts() {
+    auto j = nlohmann::json::parse(trellis({"status", "doubled", "--json"}).out);
+    return j["drain_failure"].is_null() ? 0 : j["drain_failure"]["attempts"].get<int>();
+  }
+
   std::string status_word(const std::string& target) {
     auto r = trellis({"status", target, "--json"});
     if (r.code != 0) return "(exit " + std::to_string(r.code) + ": " + r.err + ")";
@@ -418,7 +424,8 @@ TEST_F(Cli, TestResetReportsWhatItRepairedAsJson) {
 
 // With --log-json every state change is one JSON line with its event, target
 // and instance: here capture installed, live, paused by a disruption (with its
-// cause), resumed, live again.
+// cause), resumed, live again, a drain failure (once, however often it is
+// retried) and its clearing.
 TEST_F(Cli, LogJsonWritesOneLinePerStateChangeWithItsTarget) {
   create_orders(50);
   ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
@@ -467,6 +474,31 @@ TEST_F(Cli, LogJsonWritesOneLinePerStateChangeWithItsTarget) {
   EXPECT_EQ(paused[0]["target"], "public.doubled");
   EXPECT_EQ(paused[0]["details"]["kind"], "disruption");
   EXPECT_EQ(paused[0]["level"], "warning");
+
+  // A target column renamed under the drain: its pages fail until renamed back.
+  sql("ALTER TABLE doubled RENAME COLUMN twice TO twice_moved; UPDATE orders SET amount = amount "
+      "+ 1 WHERE id = 1");
+  ASSERT_TRUE(eventually(
+      [&] {
+        collect();
+        return !seen("drain_failure").empty();
+      },
+      30s))
+      << run->err();
+  ASSERT_TRUE(eventually([&] { return t_status_attempts() >= 2; }, 30s));
+  sql("ALTER TABLE doubled RENAME COLUMN twice_moved TO twice");
+  ASSERT_TRUE(eventually(
+      [&] {
+        collect();
+        return !seen("drain_failure_cleared").empty();
+      },
+      30s))
+      << run->err();
+  auto failed = seen("drain_failure");
+  ASSERT_EQ(failed.size(), 1u) << "one line when it starts, not one per attempt: " << run->err();
+  EXPECT_EQ(failed[0]["target"], "public.doubled");
+  EXPECT_FALSE(failed[0]["details"]["sqlstate"].get<std::string>().empty());
+  EXPECT_EQ(seen("drain_failure_cleared")[0]["target"], "public.doubled");
   stop_run(*run);
 }
 
