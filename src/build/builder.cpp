@@ -166,7 +166,7 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
       stmts.push_back({sql_.go_live, {id}});
     conn.pipeline(stmts);
     txn.commit();
-    if (!next) analyze_tables(conn, def);
+    if (!next) went_live(conn, def);
     return {std::nullopt, true};
   }
   const auto& sql = rederiver_.sql(def);
@@ -301,7 +301,11 @@ void Builder::run_chunk(pg::Connection& conn, const catalog::TransformDef& def) 
   if (done) stmts.push_back({sql_.go_live, {id}});
   conn.pipeline(stmts);
   txn.commit();
-  if (!done) return;
+  if (done) went_live(conn, def);
+}
+
+// After the commit that made it live, by either path: log it, then analyze.
+void Builder::went_live(pg::Connection& conn, const catalog::TransformDef& def) {
   base::log_event(spdlog::level::info, "live", def.target_name(), nlohmann::json::object(),
                   fmt::format("transform {} is live", def.target_name()));
   analyze_tables(conn, def);

@@ -73,6 +73,9 @@ class Builder {
                          const RangeClaim& claim);
   std::optional<Chunk> fill_chunk(pg::Connection& conn, const catalog::TransformDef& def);
   void run_chunk(pg::Connection& conn, const catalog::TransformDef& def);
+  // After the commit that made it live, by the range or the chunk path:
+  // the `live` log line, then analyze_tables.
+  void went_live(pg::Connection& conn, const catalog::TransformDef& def);
   // ANALYZE of the tables a build wrote, once the transform is live
   // (compile TransformSql::analyze); a failure only leaves the plans to
   // autovacuum's statistics.

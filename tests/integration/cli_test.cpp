@@ -442,30 +442,23 @@ TEST_F(Cli, LogJsonWritesOneLinePerStateChangeWithItsTarget) {
   EXPECT_EQ(resumed_line["target"], "public.doubled");
   EXPECT_EQ(resumed_line["details"]["from"], "paused");
   await_live("doubled");
-  std::vector<nlohmann::json> events;
-  auto collect = [&] {
-    events.clear();
+  // The run's JSON lines that carry an event; every line must be JSON.
+  auto seen = [&](const std::string& event) {
+    std::vector<nlohmann::json> out;
     std::istringstream lines(run->err());
     for (std::string line; std::getline(lines, line);) {
       auto j = nlohmann::json::parse(line, nullptr, false);
-      ASSERT_FALSE(j.is_discarded()) << "not a JSON line: " << line;
+      EXPECT_FALSE(j.is_discarded()) << "not a JSON line: " << line;
+      if (j.is_discarded()) continue;
       EXPECT_TRUE(j.contains("instance") && j.contains("ts") && j.contains("msg")) << line;
-      if (j.contains("event")) events.push_back(j);
+      if (j.value("event", "") == event) out.push_back(j);
     }
-  };
-  auto seen = [&](const std::string& event) {
-    std::vector<nlohmann::json> out;
-    for (const auto& e : events)
-      if (e["event"] == event) out.push_back(e);
     return out;
   };
-  ASSERT_TRUE(eventually(
-      [&] {
-        collect();
-        return seen("live").size() >= 2;
-      },
-      30s))
-      << run->err();
+  auto await_event = [&](const std::string& event, size_t count) {
+    return eventually([&] { return seen(event).size() >= count; }, 30s);
+  };
+  ASSERT_TRUE(await_event("live", 2)) << run->err();
   ASSERT_GE(seen("capture_installed").size(), 2u) << run->err();
   EXPECT_EQ(seen("capture_installed")[0]["details"]["table"], "public.orders");
   for (const auto& e : seen("live")) EXPECT_EQ(e["target"], "public.doubled");
@@ -478,22 +471,10 @@ TEST_F(Cli, LogJsonWritesOneLinePerStateChangeWithItsTarget) {
   // A target column renamed under the drain: its pages fail until renamed back.
   sql("ALTER TABLE doubled RENAME COLUMN twice TO twice_moved; UPDATE orders SET amount = amount "
       "+ 1 WHERE id = 1");
-  ASSERT_TRUE(eventually(
-      [&] {
-        collect();
-        return !seen("drain_failure").empty();
-      },
-      30s))
-      << run->err();
+  ASSERT_TRUE(await_event("drain_failure", 1)) << run->err();
   ASSERT_TRUE(eventually([&] { return t_status_attempts() >= 2; }, 30s));
   sql("ALTER TABLE doubled RENAME COLUMN twice_moved TO twice");
-  ASSERT_TRUE(eventually(
-      [&] {
-        collect();
-        return !seen("drain_failure_cleared").empty();
-      },
-      30s))
-      << run->err();
+  ASSERT_TRUE(await_event("drain_failure_cleared", 1)) << run->err();
   auto failed = seen("drain_failure");
   ASSERT_EQ(failed.size(), 1u) << "one line when it starts, not one per attempt: " << run->err();
   EXPECT_EQ(failed[0]["target"], "public.doubled");
