@@ -27,6 +27,8 @@ struct Options {
   // larger ranges build faster; each range holds back drains of other
   // transforms while it runs (docs/architecture.md, "Building by ranges").
   int build_range_rows = 50000;
+  // Target rows a self-check compares per page (one snapshot each).
+  int self_check_page_rows = 10000;
 };
 
 // What apply() did.
@@ -96,6 +98,52 @@ struct Token {
   int64_t segment = 0;
 };
 
+// How self_check() audits (README, "Auditing a target").
+struct SelfCheckOptions {
+  // standard: a difference is compared again after the drains catch up
+  // once more, and reported only if it is still there (safe under live
+  // writes); strict: reported at once (for a system with no writes).
+  std::string mode = "standard";
+  // How long each wait for the drains to catch up may take.
+  std::chrono::milliseconds await_timeout{30000};
+};
+
+// One difference between a target and the recompute of its definition.
+struct Divergence {
+  // cell | missing_row | extra_row | missing_column | extra_column | capture
+  std::string kind;
+  std::string key;     // the row's key columns as a JSON object ("" when not a row)
+  std::string column;  // cell, missing_column, extra_column
+  std::optional<std::string> persisted;   // cell: the target's value as text (nullopt: NULL)
+  std::optional<std::string> recomputed;  // cell: the definition's value as text
+  std::string table;                      // capture: the table (schema.table)
+  std::string detail;                     // capture: what is wrong and how to fix it
+};
+
+struct SelfCheckReport {
+  std::string target;                    // schema.table
+  std::string outcome;                   // converged | not_caught_up | not_live | diverged
+  std::string status;                    // the transform's status, for not_live
+  std::string detail;                    // why not_caught_up / not_live, in a sentence
+  int64_t rows_compared = 0;             // keys seen on either side
+  bool truncated = false;                // stopped before the last page
+  std::optional<Token> checked_through;  // the token the target was caught up with
+  std::vector<Divergence> divergences;   // at most 1,000, in page order
+};
+
+// A self-check runs as a job on the drain threads of any process.
+struct SelfCheckJob {
+  int64_t id = 0;
+  std::string target;
+  std::string mode;
+  std::string state;                                // queued | running | done | failed | cancelled
+  int64_t rows_compared = 0;                        // moves while it runs
+  std::optional<SelfCheckReport> report;            // when done
+  std::string error;                                // why failed or cancelled
+  std::string created_at, started_at, finished_at;  // ISO 8601, UTC ("" until then)
+  bool finished() const { return state == "done" || state == "failed" || state == "cancelled"; }
+};
+
 class Trellis {
  public:
   static std::unique_ptr<Trellis> connect(const Options& options);
@@ -139,6 +187,19 @@ class Trellis {
   // are live and caught up. Needs running workers (validation error
   // otherwise); throws timeout naming what is not live in time.
   TestResetReport test_reset(std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+  // Audits `target` against a recompute of its definition, in the
+  // background: returns the queued job (or the target's unfinished one).
+  // Throws not_found for an unknown target, validation for a target whose
+  // source lacks the index its definition needs (unless it opted out with
+  // WITHOUT SOURCE INDEX) or an unknown mode. Needs running drain threads.
+  SelfCheckJob self_check(const std::string& target, const SelfCheckOptions& options = {});
+  // The job now; nullopt once it is gone (its transform was dropped, or a
+  // later self_check of the target replaced it).
+  std::optional<SelfCheckJob> self_check_job(int64_t id);
+  // Polls the job until it has finished; throws timeout (not_found when it
+  // is gone).
+  SelfCheckJob await_self_check(int64_t id, std::chrono::milliseconds timeout);
 
   bool has_live_staging_worker();
   bool has_live_drain_workers();

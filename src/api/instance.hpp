@@ -73,6 +73,12 @@ int request_backfill(Trellis::Impl& impl, const std::string& table);
 // The reset of an application's test suite (api/test_reset.cpp).
 TestResetReport test_reset(Trellis::Impl& impl, std::chrono::milliseconds timeout);
 
+// Self-check jobs (api/self_check.cpp).
+SelfCheckJob self_check(Trellis::Impl& impl, const std::string& target,
+                        const SelfCheckOptions& options);
+std::optional<SelfCheckJob> self_check_job(Trellis::Impl& impl, int64_t id);
+SelfCheckJob await_self_check(Trellis::Impl& impl, int64_t id, std::chrono::milliseconds timeout);
+
 // Convergence (api/convergence.cpp).
 Token take_token(Trellis::Impl& impl);
 bool wait_converged(Trellis::Impl& impl, const Token& token, std::chrono::milliseconds timeout);

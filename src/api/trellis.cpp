@@ -150,6 +150,18 @@ TestResetReport Trellis::test_reset(std::chrono::milliseconds timeout) {
   return guarded([&] { return api::test_reset(*impl_, timeout); });
 }
 
+SelfCheckJob Trellis::self_check(const std::string& target, const SelfCheckOptions& options) {
+  return guarded([&] { return api::self_check(*impl_, target, options); });
+}
+
+std::optional<SelfCheckJob> Trellis::self_check_job(int64_t id) {
+  return reading(*impl_, [&] { return api::self_check_job(*impl_, id); });
+}
+
+SelfCheckJob Trellis::await_self_check(int64_t id, std::chrono::milliseconds timeout) {
+  return reading(*impl_, [&] { return api::await_self_check(*impl_, id, timeout); });
+}
+
 bool Trellis::has_live_staging_worker() {
   return reading(*impl_, [&] {
     auto conn = impl_->pool.acquire();

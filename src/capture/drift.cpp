@@ -20,67 +20,66 @@ namespace trellis::capture {
 
 namespace {
 
-struct Finding {
-  catalog::FailureKind kind;
-  std::vector<std::string> columns;
-  std::string error;
-  bool widening = false;  // only catalog-only widenings: applied in place, no pause
-};
-
 std::string name_of(const catalog::CapturedTable& t) {
   return t.schema + "." + t.name;
 }
 
-// Problems of the table itself, for every reader alike.
-std::optional<Finding> table_finding(pg::Connection& conn, const catalog::CapturedTable& t,
-                                     const std::optional<bind::TableDescription>& info,
-                                     const compile::CaptureObjects& capture) {
+}  // namespace
+
+std::optional<DriftFinding> table_drift(pg::Connection& conn, const catalog::CapturedTable& t,
+                                        const std::optional<bind::TableDescription>& info,
+                                        const compile::CaptureObjects& capture) {
   const std::string table = name_of(t);
   if (!info)
-    return Finding{catalog::FailureKind::disruption,
-                   {},
-                   fmt::format("table {} was dropped or renamed; its changes are no longer "
-                               "captured. Restore it, then RESUME the transform (it rebuilds)",
-                               table)};
+    return DriftFinding{catalog::FailureKind::disruption,
+                        {},
+                        fmt::format("table {} was dropped or renamed; its changes are no longer "
+                                    "captured. Restore it, then RESUME the transform (it rebuilds)",
+                                    table)};
   if (info->oid != t.relid)
-    return Finding{catalog::FailureKind::disruption,
-                   {},
-                   fmt::format("table {} was replaced by another table of the same name; changes "
-                               "may be missing. RESUME the transform to capture the new table "
-                               "and rebuild",
-                               table)};
+    return DriftFinding{
+        catalog::FailureKind::disruption,
+        {},
+        fmt::format("table {} was replaced by another table of the same name; changes "
+                    "may be missing. RESUME the transform to capture the new table "
+                    "and rebuild",
+                    table)};
   if (conn.exec(capture.trigger_probe).get_int(0, 0) < 4)
-    return Finding{catalog::FailureKind::disruption,
-                   {},
-                   fmt::format("capture triggers on {} were disabled or dropped (e.g. by ALTER "
-                               "TABLE ... DISABLE TRIGGER ALL); changes made meanwhile may be "
-                               "missing. RESUME the transform to reinstall capture and rebuild",
-                               table)};
+    return DriftFinding{
+        catalog::FailureKind::disruption,
+        {},
+        fmt::format("capture triggers on {} were disabled or dropped (e.g. by ALTER "
+                    "TABLE ... DISABLE TRIGGER ALL); changes made meanwhile may be "
+                    "missing. RESUME the transform to reinstall capture and rebuild",
+                    table)};
   if (t.installed_digest && conn.exec(capture.function_digest).get_opt(0, 0) != t.installed_digest)
-    return Finding{catalog::FailureKind::disruption,
-                   {},
-                   fmt::format("a capture trigger function of {} was replaced or dropped outside "
-                               "Trellis; changes made meanwhile may be missing. RESUME the "
-                               "transform to reinstall capture and rebuild",
-                               table)};
+    return DriftFinding{
+        catalog::FailureKind::disruption,
+        {},
+        fmt::format("a capture trigger function of {} was replaced or dropped outside "
+                    "Trellis; changes made meanwhile may be missing. RESUME the "
+                    "transform to reinstall capture and rebuild",
+                    table)};
   if (info->in_hierarchy)
-    return Finding{catalog::FailureKind::capture,
-                   {},
-                   fmt::format("table {} joined an inheritance hierarchy or was partitioned; "
-                               "detach it, then RESUME the transform",
-                               table)};
+    return DriftFinding{catalog::FailureKind::capture,
+                        {},
+                        fmt::format("table {} joined an inheritance hierarchy or was partitioned; "
+                                    "detach it, then RESUME the transform",
+                                    table)};
   if (info->rls_applies)
-    return Finding{catalog::FailureKind::capture,
-                   {},
-                   fmt::format("row-level security on {} now applies to Trellis's role; disable "
-                               "it or exempt the role, then RESUME the transform",
-                               table)};
+    return DriftFinding{
+        catalog::FailureKind::capture,
+        {},
+        fmt::format("row-level security on {} now applies to Trellis's role; disable "
+                    "it or exempt the role, then RESUME the transform",
+                    table)};
   if (info->subscribed)
-    return Finding{catalog::FailureKind::capture,
-                   {},
-                   fmt::format("a logical-replication subscription writes into {}; its changes "
-                               "bypass capture. Drop the subscription, then RESUME the transform",
-                               table)};
+    return DriftFinding{
+        catalog::FailureKind::capture,
+        {},
+        fmt::format("a logical-replication subscription writes into {}; its changes "
+                    "bypass capture. Drop the subscription, then RESUME the transform",
+                    table)};
   std::vector<std::string> key;
   for (const auto& c : t.key) key.push_back(c.name);
   auto same_set = [&](std::vector<std::string> cols) {
@@ -92,18 +91,21 @@ std::optional<Finding> table_finding(pg::Connection& conn, const catalog::Captur
   bool unique = same_set(info->primary_key) ||
                 std::any_of(info->unique_keys.begin(), info->unique_keys.end(), same_set);
   if (!unique)
-    return Finding{catalog::FailureKind::capture, key,
-                   fmt::format("the key ({}) of {} is no longer a primary key or unique index; "
-                               "restore it, then RESUME the transform",
-                               fmt::join(key, ", "), table)};
+    return DriftFinding{
+        catalog::FailureKind::capture, key,
+        fmt::format("the key ({}) of {} is no longer a primary key or unique index; "
+                    "restore it, then RESUME the transform",
+                    fmt::join(key, ", "), table)};
   return std::nullopt;
 }
 
+namespace {
+
 // Columns one reader reads that are gone or retyped.
-std::optional<Finding> reader_finding(const catalog::CapturedTable& t,
-                                      const bind::TableDescription& info,
-                                      const catalog::TransformDef& d) {
-  Finding f{catalog::FailureKind::capture, {}, "", true};
+std::optional<DriftFinding> reader_finding(const catalog::CapturedTable& t,
+                                           const bind::TableDescription& info,
+                                           const catalog::TransformDef& d) {
+  DriftFinding f{catalog::FailureKind::capture, {}, "", true};
   std::vector<std::string> problems;
   for (const auto& c : d.reads_of(t.id)) {
     const auto* col = info.find(c.name);
@@ -144,7 +146,7 @@ int DriftWatch::check(pg::Connection& conn) {
       if (d.reads_table(table.id)) readers.push_back(&d);
     if (readers.empty()) continue;
     auto info = bind::describe_table(conn, table.schema, table.name);
-    auto shared = table_finding(conn, table, info, compile::capture_objects(table, ring_));
+    auto shared = table_drift(conn, table, info, compile::capture_objects(table, ring_));
     // A drop moved the columns the triggers name by place: they run their
     // fallback path until the reconciler reinstalls them for the new layout.
     if (!shared && layout_moved(table, *info)) {

@@ -13,11 +13,33 @@
 // (capture/widen). Everything else keeps running.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bind/table_description.hpp"
 #include "catalog/store.hpp"
 #include "compile/capture.hpp"
 #include "pg/connection.hpp"
 
 namespace trellis::capture {
+
+// What the check found wrong with a captured table, in a sentence that
+// names the table and the fix.
+struct DriftFinding {
+  catalog::FailureKind kind;
+  std::vector<std::string> columns;
+  std::string error;
+  bool widening = false;  // only catalog-only widenings: applied in place, no pause
+};
+
+// A fault of captured table `t` itself, the same for every reader: dropped
+// or replaced (`info` is its description now, none when it is gone),
+// capture triggers not all enabled ALWAYS, a trigger function replaced, a
+// hierarchy, row-level security, a subscription, its key no longer unique.
+std::optional<DriftFinding> table_drift(pg::Connection& conn, const catalog::CapturedTable& t,
+                                        const std::optional<bind::TableDescription>& info,
+                                        const compile::CaptureObjects& capture);
 
 class DriftWatch {
  public:

@@ -182,4 +182,11 @@ void Store::notify_work(pg::Connection& conn) {
   conn.exec("SELECT pg_notify($1, '')", {work_channel()});
 }
 
+int64_t Store::held_key_count(pg::Connection& conn, int id) {
+  return conn
+      .exec("SELECT count(*) FROM " + table("held_keys") + " WHERE transform_id = $1 AND held",
+            {std::to_string(id)})
+      .get_int(0, 0);
+}
+
 }  // namespace trellis::catalog

@@ -33,6 +33,9 @@ class Store {
   // reading `tables` (captured-table ids), in id order.
   std::vector<TransformDef> active_readers(pg::Connection& conn, const std::set<int>& tables);
 
+  // How many source keys transform `id` holds in quarantine.
+  int64_t held_key_count(pg::Connection& conn, int id);
+
   std::vector<CapturedTable> captured_tables(pg::Connection& conn);
   std::optional<CapturedTable> captured_table(pg::Connection& conn, const std::string& schema,
                                               const std::string& name);

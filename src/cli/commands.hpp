@@ -8,7 +8,8 @@
 
 namespace trellis::cli {
 
-// Exit codes (README): 0 ok, 1 error, 2 await timed out.
+// Exit codes (README): 0 ok, 1 error, 2 await timed out (self-check: also
+// not caught up or not live; 3 diverged).
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitTimeout = 2;
@@ -28,5 +29,6 @@ Command add_dev_command(CLI::App& app, const GlobalOptions& global);
 Command add_demo_command(CLI::App& app, const GlobalOptions& global);
 Command add_quarantine_command(CLI::App& app, const GlobalOptions& global);
 Command add_test_reset_command(CLI::App& app, const GlobalOptions& global);
+Command add_self_check_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace trellis::cli

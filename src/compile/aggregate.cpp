@@ -43,6 +43,11 @@ std::string canonical_group_value(const Column& c, const std::string& value) {
   return value;
 }
 
+// The definition's WHERE as a clause ("" without one).
+std::string where_clause(const TransformDef& d) {
+  return d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
+}
+
 }  // namespace
 
 std::string group_value(const TransformDef& d, size_t i, const std::string& alias) {
@@ -750,10 +755,21 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.group_range_bound = group_range_bound(d);
   sql.group_range_insert = group_range_insert(d);
   sql.group_range_rewrite = group_range_rewrite(d);
-  std::string where = d.where_sql ? " WHERE (" + *d.where_sql + ")" : "";
-  sql.oracle_select = grouped_select(d, "", false, where, nullptr, d.fields);
+  sql.oracle_select = grouped_select(d, "", false, where_clause(d), nullptr, d.fields);
   sql.map_joined_keys = map_joined_keys(d, {ledger(d), d.ledger_fan_key()});
   return sql;
+}
+
+std::string recompute_with_state(const TransformDef& d) {
+  return grouped_select(d, "", false, where_clause(d), nullptr, d.fields, absolute_state(d));
+}
+
+std::string group_rows(const TransformDef& d) {
+  std::vector<std::string> cols;
+  for (size_t i = 0; i < d.group.size(); ++i)
+    cols.push_back(group_value(d, i, ident(d.alias)) + " AS " + ident(d.group[i].name));
+  return fmt::format("SELECT {} FROM {}{}", fmt::join(cols, ", "), d.from_clause(),
+                     where_clause(d));
 }
 
 }  // namespace trellis::compile

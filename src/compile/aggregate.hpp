@@ -17,4 +17,12 @@ TransformSql compile_aggregate(const catalog::TransformDef& def);
 // text; NULL-safe and decodable to the columns' types.
 std::string encode_group(const catalog::TransformDef& d, const std::string& alias);
 
+// For a self-check (compile/self_check_sql): the definition's grouped
+// SELECT over its FROM clause (the oracle's) with the running state
+// ("__n", ...) each group's rows give, computed from the source rows, never
+// from the ledger; and the group values of every row that passes the WHERE,
+// under the group columns' names (`SELECT <groups> FROM ... WHERE ...`).
+std::string recompute_with_state(const catalog::TransformDef& d);
+std::string group_rows(const catalog::TransformDef& d);
+
 }  // namespace trellis::compile

@@ -27,6 +27,7 @@
 namespace trellis::compile {
 
 using base::ident;
+using base::join;
 using base::literal;
 using base::qualified;
 
@@ -289,6 +290,49 @@ std::string create_trigger(const catalog::CapturedTable& t, const RingShape& rin
 
 const std::vector<std::string> kEvents = {"ins", "upd", "del", "trunc"};
 
+// The privileges the capture functions need, as CASE items naming each one
+// their owner (pg_proc alias p) lacks: the catalog schema, every ring slot,
+// the segment sequence.
+std::vector<std::string> owner_lacks(const RingShape& ring) {
+  auto lacks = [](const std::string& check, const std::string& what) {
+    return fmt::format("CASE WHEN NOT {} THEN {} END", check, literal(what));
+  };
+  std::string schema = ident(ring.catalog_schema);
+  std::vector<std::string> out = {lacks(
+      fmt::format("has_schema_privilege(p.proowner, {}, 'USAGE')", literal(ring.catalog_schema)),
+      "USAGE ON SCHEMA " + schema)};
+  for (int slot = 0; slot < catalog::kRingSlots; ++slot) {
+    std::string table = qualified(ring.catalog_schema, catalog::ring_slot_table(slot));
+    out.push_back(
+        lacks(fmt::format("has_table_privilege(p.proowner, {}, 'INSERT')", literal(table)),
+              "INSERT ON TABLE " + table));
+  }
+  std::string sequence = qualified(ring.catalog_schema, "active_segment");
+  out.push_back(
+      lacks(fmt::format("has_sequence_privilege(p.proowner, {}, 'SELECT')", literal(sequence)),
+            "SELECT ON SEQUENCE " + sequence));
+  return out;
+}
+
+std::string trigger_audit(const catalog::CapturedTable& t, const RingShape& ring) {
+  std::string events = join<std::string>(kEvents, ", ", [&](const std::string& e) {
+    return fmt::format("({}, {}, to_regprocedure({}))", literal(e),
+                       literal(trigger_name(ring.catalog_schema, e)),
+                       literal(function_name(ring, t.id, e) + "()"));
+  });
+  return fmt::format(
+      "SELECT e.event, e.tgname, tg.oid IS NOT NULL, tg.tgenabled::text, tg.tgfoid = e.fn, p.oid "
+      "IS NOT NULL, coalesce(p.prosecdef, false), pg_get_userbyid(p.proowner), CASE WHEN p.oid IS "
+      "NULL THEN '[]' ELSE to_json(ARRAY(SELECT __x FROM (VALUES {}) __v(__x) WHERE __x IS NOT "
+      "NULL))::text END FROM (VALUES {}) e(event, tgname, fn) LEFT JOIN pg_trigger tg ON "
+      "tg.tgrelid = "
+      "to_regclass({}) AND tg.tgname = e.tgname LEFT JOIN pg_proc p ON p.oid = e.fn ORDER BY "
+      "array_position(ARRAY['ins', 'upd', 'del', 'trunc'], e.event)",
+      join<std::string>(owner_lacks(ring), ", ",
+                        [](const std::string& c) { return "(" + c + ")"; }),
+      events, literal(qualified(t.schema, t.name)));
+}
+
 }  // namespace
 
 CaptureObjects capture_objects(const catalog::CapturedTable& t, const RingShape& ring) {
@@ -308,6 +352,7 @@ CaptureObjects capture_objects(const catalog::CapturedTable& t, const RingShape&
       "SELECT string_agg(p.proname || ':' || md5(p.prosrc), ',' ORDER BY p.proname) FROM pg_proc "
       "p WHERE p.oid IN ({})",
       functions);
+  o.trigger_audit = trigger_audit(t, ring);
   o.trigger_probe = fmt::format(
       "SELECT count(*) FROM pg_trigger WHERE tgrelid = {}::regclass AND tgname LIKE {} AND "
       "tgenabled = 'A'",

@@ -30,6 +30,11 @@ struct CaptureObjects {
   // none is installed): stored at install, compared by the drift check to
   // notice a function replaced outside Trellis.
   std::string function_digest;
+  // One row per capture event (event, trigger name, trigger present,
+  // tgenabled, the trigger calls its event's function, the function exists,
+  // it is SECURITY DEFINER, its owner, and the privileges that owner lacks
+  // of those the functions need, as a JSON array): what a self-check audits.
+  std::string trigger_audit;
 };
 CaptureObjects capture_objects(const catalog::CapturedTable& table, const RingShape& ring);
 

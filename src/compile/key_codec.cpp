@@ -54,11 +54,9 @@ std::string encode_key_from_json(const std::vector<Column>& key, const std::stri
          "]";
 }
 
-namespace {
-
-// One key element back to its column type. Arrays (an aggregate target's
-// "__group" key) are rendered as JSON arrays, so they are rebuilt from it.
-std::string decode_element(const Column& c, const std::string& array_expr, size_t index) {
+// Arrays (an aggregate target's "__group" key) are rendered as JSON
+// arrays, so they are rebuilt from it.
+std::string decode_key_element(const Column& c, const std::string& array_expr, size_t index) {
   std::string elem = fmt::format("({})[{}]", array_expr, index + 1);
   if (c.type == "text[]")
     return fmt::format(
@@ -68,13 +66,11 @@ std::string decode_element(const Column& c, const std::string& array_expr, size_
   return fmt::format("({})::{}", elem, c.type);
 }
 
-}  // namespace
-
 std::string decode_key_columns(const std::vector<Column>& key, const std::string& array_expr) {
   std::string out;
   for (size_t i = 0; i < key.size(); ++i) {
     if (i) out += ", ";
-    out += decode_element(key[i], array_expr, i) + " AS " + ident(key[i].name);
+    out += decode_key_element(key[i], array_expr, i) + " AS " + ident(key[i].name);
   }
   return out;
 }
@@ -99,7 +95,7 @@ std::string decoded_tuple(const std::vector<Column>& key, const std::string& arr
   std::string out = "(";
   for (size_t i = 0; i < key.size(); ++i) {
     if (i) out += ", ";
-    out += decode_element(key[i], array_expr, i);
+    out += decode_key_element(key[i], array_expr, i);
   }
   return out + ")";
 }

@@ -23,6 +23,10 @@ std::string encode_key_from_json(const std::vector<catalog::Column>& key,
 // The ring bucket of the encoded key `key_expr` (an int2 in [0, buckets)):
 // capture stages a key into it, and a re-derive locks the key's slot by it.
 std::string key_bucket(const std::string& key_expr, int buckets);
+// Element `index` (0-based) of the encoded key `array_expr`, back in column
+// `c`'s type (NULL stays NULL).
+std::string decode_key_element(const catalog::Column& c, const std::string& array_expr,
+                               size_t index);
 // Column list `(key_array[1])::type AS "col", ...` decoding `array_expr`.
 std::string decode_key_columns(const std::vector<catalog::Column>& key,
                                const std::string& array_expr);

@@ -24,6 +24,16 @@ bool is_float(const catalog::Column& c) {
   return c.type == "double precision" || c.type == "real";
 }
 
+bool rounded(const catalog::TransformDef& def, const catalog::Field& f) {
+  return def.shape == catalog::Shape::aggregate && is_float(f.column);
+}
+
+std::string rounded_json(const catalog::Field& f, const std::string& value) {
+  std::string pattern = f.column.type == "real" ? "9.99999EEEE" : "9.99999999999EEEE";
+  return fmt::format("coalesce(to_jsonb(to_char({}::float8 + 0, {})), 'null')", value,
+                     literal(pattern));
+}
+
 // jsonb of one row of `alias`; for aggregates without the hidden "__group"
 // and with float fields rounded.
 std::string row_json(const catalog::TransformDef& def, const std::string& alias) {
@@ -35,12 +45,9 @@ std::string row_json(const catalog::TransformDef& def, const std::string& alias)
       fmt::format("to_jsonb({}) - ARRAY[{}]::text[]", alias,
                   join<std::string>(hidden, ", ", [](const std::string& c) { return literal(c); }));
   for (const auto& f : def.fields) {
-    if (!is_float(f.column)) continue;
-    std::string pattern = f.column.type == "real" ? "9.99999EEEE" : "9.99999999999EEEE";
-    out = fmt::format(
-        "jsonb_set({}, ARRAY[{}], coalesce(to_jsonb(to_char({}.{}::float8 + 0, {})), "
-        "'null'))",
-        out, literal(f.name), alias, ident(f.name), literal(pattern));
+    if (!rounded(def, f)) continue;
+    out = fmt::format("jsonb_set({}, ARRAY[{}], {})", out, literal(f.name),
+                      rounded_json(f, alias + "." + ident(f.name)));
   }
   return out;
 }
@@ -57,6 +64,11 @@ std::string oracle_diff_sql(const catalog::TransformDef& def, int limit) {
       "(SELECT 'missing' AS side, r::text FROM ({0} EXCEPT ALL {1}) m) UNION ALL "
       "(SELECT 'extra', r::text FROM ({1} EXCEPT ALL {0}) x) ORDER BY 1, 2 LIMIT {2}",
       expected, actual, limit);
+}
+
+std::string compared_value(const catalog::TransformDef& def, const catalog::Field& f,
+                           const std::string& value) {
+  return rounded(def, f) ? rounded_json(f, value) : fmt::format("to_jsonb({})", value);
 }
 
 }  // namespace trellis::compile

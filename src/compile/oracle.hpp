@@ -13,4 +13,9 @@ namespace trellis::compile {
 // target lacks, 'extra' rows the target has and the SELECT lacks; at most `limit`.
 std::string oracle_diff_sql(const catalog::TransformDef& def, int limit);
 
+// Field `f`'s value `value` as the oracle compares it: jsonb, and for a
+// floating-point field of an aggregate that value rounded (see oracle.cpp).
+std::string compared_value(const catalog::TransformDef& def, const catalog::Field& f,
+                           const std::string& value);
+
 }  // namespace trellis::compile

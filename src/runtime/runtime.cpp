@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "apply/drainer.hpp"
+#include "audit/self_check_runner.hpp"
 #include "base/sql_text.hpp"
 #include "build/builder.hpp"
 #include "capture/drift.hpp"
@@ -206,6 +207,7 @@ void Runtime::drain_loop(int index) {
   build::BuildConfig build_config;
   build_config.range_rows = std::max(1, options_.build_range_rows);
   build::Builder builder(store, build_config);
+  audit::SelfCheckRunner audits(store, options_.self_check_page_rows);
   std::unique_ptr<pg::Connection> conn;
   int failures = 0;
   while (!stopping_) {
@@ -219,6 +221,7 @@ void Runtime::drain_loop(int index) {
       bool worked = drainer.drain_one(*conn);
       if (drainer.take_fed_downstream() && options_.staging) request_tick();
       worked = builder.build_one_chunk(*conn) || worked;
+      worked = audits.step_one(*conn) || worked;
       failures = 0;
       if (!worked) conn->wait_notifications(kPollFloor);
     } catch (const std::exception& e) {

@@ -422,6 +422,46 @@ TEST_F(Cli, TestResetReportsWhatItRepairedAsJson) {
   stop_run(*run);
 }
 
+// self-check: refused without a worker; then a clean target (exit 0, a
+// line), a tampered cell (exit 3, the table and the repair hint; the same
+// as JSON).
+TEST_F(Cli, SelfCheckPrintsTheOutcomeAndEachDivergenceAndExitsByIt) {
+  create_orders(100);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  auto refused = trellis({"self-check", "doubled"});
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("no worker with drain threads is running"), std::string::npos)
+      << refused.err;
+  auto run = start_run({"--drain-threads", "2"});
+  await_live("doubled");
+  int64_t rows = query("SELECT count(*) FROM doubled").get_int(0, 0);  // WHERE keeps some
+  auto clean = trellis({"self-check", "doubled"});
+  EXPECT_EQ(clean.code, 0) << clean.err;
+  EXPECT_EQ(clean.out, fmt::format("public.doubled: converged ({} rows compared)\n", rows));
+
+  sql("UPDATE doubled SET twice = 0 WHERE id = 7");
+  auto bad = trellis({"self-check", "doubled", "--strict"});
+  EXPECT_EQ(bad.code, 3) << bad.err;
+  EXPECT_NE(bad.out.find(fmt::format("public.doubled: diverged ({} rows compared)", rows)),
+            std::string::npos)
+      << bad.out;
+  EXPECT_NE(bad.out.find("cell  {\"id\":7}  twice   0"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("PAUSE TRANSFORM then RESUME TRANSFORM rebuilds"), std::string::npos);
+  auto json = trellis({"self-check", "doubled", "--json"});
+  EXPECT_EQ(json.code, 3) << json.err;
+  auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["outcome"], "diverged");
+  EXPECT_EQ(j["state"], "done");
+  EXPECT_EQ(j["mode"], "standard");
+  EXPECT_EQ(j["rows_compared"], rows);
+  ASSERT_EQ(j["divergences"].size(), 1u) << json.out;
+  EXPECT_EQ(j["divergences"][0]["kind"], "cell");
+  EXPECT_EQ(j["divergences"][0]["key"], nlohmann::json({{"id", 7}}));
+  EXPECT_EQ(j["divergences"][0]["column"], "twice");
+  EXPECT_EQ(j["divergences"][0]["persisted"], "0");
+  stop_run(*run);
+}
+
 // With --log-json every state change is one JSON line with its event, target
 // and instance: here capture installed, live, paused by a disruption (with its
 // cause), resumed, live again, a drain failure (once, however often it is
