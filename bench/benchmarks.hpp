@@ -14,6 +14,7 @@ void refresh(Run& run);
 void idle(Run& run);
 void memory(Run& run);
 void join_fanout(Run& run);
+void self_check(Run& run);
 
 // The in-backend measure's fixture over `src`: the bare key-only statement
 // trigger (its triggers named key_ring_*) and the procedure write_loop(kind,

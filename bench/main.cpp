@@ -25,7 +25,7 @@ using namespace trellis::bench;
 const std::vector<std::pair<std::string, std::function<void(Run&)>>> kBenchmarks = {
     {"write_tax", write_tax}, {"throughput", throughput},   {"latency", latency},
     {"build", build},         {"refresh", refresh},         {"idle", idle},
-    {"memory", memory},       {"join_fanout", join_fanout},
+    {"memory", memory},       {"join_fanout", join_fanout}, {"self_check", self_check},
 };
 
 std::string cpu_model() {

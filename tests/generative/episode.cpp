@@ -391,8 +391,43 @@ class Runner {
       if (!d.empty()) diffs += transform(t).name + " differs from its definition:\n" + d;
     }
     if (!diffs.empty()) throw StepFailure{diffs};
+    self_check_one();
     log(fmt::format("quiesce ok ({} transforms checked, {} waiting for a paused upstream)",
                     defined_.size() - paused_.size() - waiting_.size(), waiting_.size()));
+  }
+
+  // The oracle found every running target right: a self-check of one of
+  // them (in turn) must say so too, or say that it holds keys.
+  void self_check_one() {
+    std::vector<int> running;
+    for (int t : defined_)
+      if (!paused_.count(t) && !waiting_.count(t)) running.push_back(t);
+    if (running.empty()) return;
+    const std::string& name = transform(running[audits_++ % running.size()]).name;
+    SelfCheckOptions strict;
+    strict.mode = "strict";
+    SelfCheckJob job;
+    try {
+      job = api_->await_self_check(api_->self_check(name, strict).id, kWait);
+    } catch (const Error& e) {
+      throw StepFailure{"self-check of " + name + ": " + e.what()};
+    }
+    const auto& r = job.report;
+    auto s = api_->status(name);
+    bool holds = s && s->held_keys && s->held_keys->count > 0;
+    if (r && (r->outcome == "converged" || (holds && r->outcome == "not_caught_up"))) {
+      log(fmt::format("self-check of {}: {} ({} rows)", name, r->outcome, r->rows_compared));
+      return;
+    }
+    std::string report = job.state + " " + job.error;
+    if (r) {
+      report = r->outcome + " " + r->detail;
+      for (const auto& d : r->divergences)
+        report += "\n  " + d.kind + " " + d.key + " " + d.column + " " +
+                  d.persisted.value_or("NULL") + " / " + d.recomputed.value_or("NULL") + " " +
+                  d.detail;
+    }
+    throw StepFailure{"the oracle found " + name + " right, its self-check: " + report};
   }
 
   const Generated& g_;
@@ -403,6 +438,7 @@ class Runner {
   std::set<int> defined_, paused_;
   std::set<int> waiting_;  // resumed while the upstream was paused (or waited so)
   std::set<int> altered_;  // transforms carrying the field an ALTER added
+  size_t audits_ = 0;      // self-checks run (which target is next)
   std::string log_;
   int failed_step_ = 0;
   std::string what_;
