@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libpq-dev libpg-query-dev nlohmann-json3-dev
       libcli11-dev libfmt-dev libspdlog-dev googletest libgtest-dev postgresql-15
-      postgresql-client-15 libprotobuf-c-dev clang-format)
+      postgresql-client-15 libprotobuf-c-dev clang-format prometheus-cpp-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -29,6 +29,9 @@ struct Options {
   int build_range_rows = 50000;
   // Target rows a self-check compares per page (one snapshot each).
   int self_check_page_rows = 10000;
+  // HOST:PORT to serve Prometheus metrics on at /metrics (port 0: a free
+  // one, see metrics_port()); empty: not served.
+  std::string metrics_address;
 };
 
 // What apply() did.
@@ -200,6 +203,12 @@ class Trellis {
   // Polls the job until it has finished; throws timeout (not_found when it
   // is gone).
   SelfCheckJob await_self_check(int64_t id, std::chrono::milliseconds timeout);
+
+  // Prometheus text: what this process's workers counted and what the
+  // catalog says now (README, "Metrics").
+  std::string metrics_text();
+  // The port metrics are served on (Options::metrics_address); 0 when not.
+  int metrics_port();
 
   bool has_live_staging_worker();
   bool has_live_drain_workers();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 
 #include "catalog/lifecycle.hpp"
 #include "catalog/store.hpp"
@@ -13,12 +14,18 @@
 
 namespace trellis {
 
+namespace api {
+struct MetricsEndpoint;
+}
+
 struct Trellis::Impl {
   Options options;
   catalog::Store store;
   catalog::Lifecycle lifecycle;
   pg::Pool pool;
   std::unique_ptr<Runtime> runtime;
+  std::mutex metrics_mutex;
+  std::shared_ptr<api::MetricsEndpoint> metrics;  // api/metrics.cpp
 
   explicit Impl(const Options& o)
       : options(o), store(o.schema), lifecycle(store), pool(o.url, o.pool_size) {}
@@ -78,6 +85,13 @@ SelfCheckJob self_check(Trellis::Impl& impl, const std::string& target,
                         const SelfCheckOptions& options);
 std::optional<SelfCheckJob> self_check_job(Trellis::Impl& impl, int64_t id);
 SelfCheckJob await_self_check(Trellis::Impl& impl, int64_t id, std::chrono::milliseconds timeout);
+
+// Prometheus metrics (api/metrics.cpp): the text, and the HTTP endpoint
+// at `address` (HOST:PORT; port 0 picks a free one) until stop_metrics.
+std::string metrics_text(Trellis::Impl& impl);
+void serve_metrics(Trellis::Impl& impl, const std::string& address);
+int metrics_port(Trellis::Impl& impl);  // 0 when not serving
+void stop_metrics(Trellis::Impl& impl);
 
 // Convergence (api/convergence.cpp).
 Token take_token(Trellis::Impl& impl);

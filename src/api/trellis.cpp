@@ -55,6 +55,11 @@ std::unique_ptr<Trellis> Trellis::connect(const Options& options) {
     return 0;
   });
   std::unique_ptr<Trellis> handle(new Trellis(std::move(impl)));
+  if (!options.metrics_address.empty())
+    guarded([&] {
+      api::serve_metrics(*handle->impl_, options.metrics_address);
+      return 0;
+    });
   if (options.staging || options.drain_threads > 0) {
     handle->impl_->runtime = std::make_unique<Runtime>(options);
     handle->impl_->runtime->start();
@@ -176,8 +181,17 @@ bool Trellis::has_live_drain_workers() {
   });
 }
 
+std::string Trellis::metrics_text() {
+  return reading(*impl_, [&] { return api::metrics_text(*impl_); });
+}
+
+int Trellis::metrics_port() {
+  return api::metrics_port(*impl_);
+}
+
 void Trellis::shutdown() {
   if (!impl_) return;
+  api::stop_metrics(*impl_);
   if (impl_->runtime) impl_->runtime->stop();
   impl_->runtime.reset();
   impl_->pool.clear();

@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include "base/event_log.hpp"
+#include "base/process_metrics.hpp"
 #include "catalog/ring_geometry.hpp"
 #include "compile/transform_sql.hpp"
 #include "pg/arrays.hpp"
@@ -104,7 +105,8 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
                              : conn.exec(fill_stmt.first, fill_stmt.second);
   Page page;
   page.cursor = fill.get_opt(0, 1);
-  page.last = fill.get_int(0, 0) < config_.page_cap;
+  page.keys = fill.get_int(0, 0);
+  page.last = page.keys < config_.page_cap;
   page.tables = pg::parse_int_array(fill.get(0, 2));
   page.tables.insert(truncated.begin(), truncated.end());
   if (page.tables.empty()) return page;
@@ -120,7 +122,7 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
       all_keys.push_back({sql.page_all_source_keys, {}});
     for (const auto& map : sql.map_joined_keys)
       if (page.tables.count(map.table_id)) all_keys.push_back({map.sql, {}});
-    TransformWork w{d.id, d.source_table_id, {}, std::nullopt};
+    TransformWork w{d.id, d.target_name(), d.source_table_id, {}, std::nullopt};
     if (d.parks_changes) {  // its build re-derives the keys after its last range
       pg::Param fanning;
       if (d.fans_out()) fanning = pg::int_array(d.fanning_table_ids());
@@ -150,9 +152,14 @@ bool Drainer::drain_page(pg::Connection& conn, const Claim& claim) {
   stmts.push_back({sql_.finish_page,
                    {claim.seg, claim.buckets, page->cursor, page->last ? "true" : "false",
                     page->feeds ? "true" : "false"}});
-  conn.pipeline(stmts);
+  auto results = conn.pipeline(stmts);
   txn.commit();
   fed_downstream_ = fed_downstream_ || page->feeds;
+  if (auto age = results.back().get_opt(0, 0); age && !page->work.empty()) {
+    auto& metrics = base::ProcessMetrics::of(store_.schema());
+    for (const auto& w : page->work)
+      metrics.page_applied(w.target, static_cast<double>(page->keys), std::stod(*age));
+  }
   if (!page->tables.empty()) {
     auto cleared = conn.exec(failures_.clear, {pg::int_array(page->tables)});
     for (int i = 0; i < cleared.rows(); ++i)
@@ -166,6 +173,7 @@ bool Drainer::drain_page(pg::Connection& conn, const Claim& claim) {
 void Drainer::record_failure(pg::Connection& conn, const Claim& claim, const std::string& error,
                              const std::string& sqlstate) {
   conn.exec(sql_.fail_bucket, {claim.seg, claim.buckets});
+  base::ProcessMetrics::of(store_.schema()).drain_page_failed();
   if (pg::classify_sqlstate(sqlstate) == pg::FailureClass::transient) return;  // charge nothing
   auto tables = conn.exec(sql_.bucket_tables, {claim.seg, claim.buckets});
   auto readers = conn.exec(failures_.record, {tables.get(0, 0), error, sqlstate});

@@ -40,6 +40,7 @@ class Drainer {
   struct Page {
     std::optional<std::string> cursor;
     bool last = true;
+    int64_t keys = 0;    // keys filled into the page
     bool feeds = false;  // some reader's target is itself captured
     std::set<int> tables;
     std::vector<TransformWork> work;  // per reader, in lock order (I5)

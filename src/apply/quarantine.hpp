@@ -36,6 +36,7 @@ struct Culprit {
 // page (its held keys hidden first, restored after).
 struct TransformWork {
   int transform_id = 0;
+  std::string target;  // schema.table, for metrics
   int source_table_id = 0;
   std::vector<Statement> steps;
   // For a 1-1 transform: its definition, to narrow a failing key down to the

@@ -243,7 +243,7 @@ std::optional<Builder::Chunk> Builder::fill_chunk(pg::Connection& conn,
   chunk.phase = state.get_opt(0, 0) ? catalog::phase_named(state.get(0, 0)) : BuildPhase::source;
   auto cursor = state.get_opt(0, 1);
   bool sweep = state.get_bool(0, 2);
-  chunk.work = {def.id, def.source_table_id, {}, std::nullopt};
+  chunk.work = {def.id, def.target_name(), def.source_table_id, {}, std::nullopt};
   if (def.shape == catalog::Shape::one_to_one) chunk.work.one_to_one = def;
   if (chunk.phase == BuildPhase::parked) {           // re-derive parked keys as a drain page would
     if (!state.get_bool(0, 5)) return std::nullopt;  // the phase's fence has not passed

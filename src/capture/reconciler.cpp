@@ -13,6 +13,7 @@
 #include <set>
 
 #include "base/event_log.hpp"
+#include "base/process_metrics.hpp"
 #include "base/sql_text.hpp"
 #include "bind/table_description.hpp"
 #include "capture/layout.hpp"
@@ -149,8 +150,10 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
 
 void Reconciler::record_wait(pg::Connection& conn, const catalog::CapturedTable& table) {
   std::string name = table.schema + "." + table.name;
-  for (const auto& target : lifecycle_.record_capture_wait(
-           conn, table.id, name, base::qualified(table.schema, table.name)))
+  auto started = lifecycle_.record_capture_wait(conn, table.id, name,
+                                                base::qualified(table.schema, table.name));
+  if (!started.empty()) base::ProcessMetrics::of(store_.schema()).capture_wait_started();
+  for (const auto& target : started)
     base::log_event(spdlog::level::info, "capture_waiting", target, {{"table", name}},
                     fmt::format("transform {} waits for capture on {}: another session holds a "
                                 "lock on it; retried on every tick",

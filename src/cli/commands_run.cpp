@@ -20,15 +20,17 @@ struct RunArgs {
 int run_workers(const GlobalOptions& global, const RunArgs& args) {
   // Before any thread starts, so only the sigwait thread sees the signals.
   StopSignals signals;
-  if (!args.metrics.empty())
-    spdlog::warn("metrics endpoint not implemented yet; --metrics {} is ignored", args.metrics);
   if (args.no_staging && args.drain_threads == 0)
     spdlog::warn("--no-staging with --drain-threads 0: this process runs no worker");
   Options options = handle_options(global);
   options.staging = !args.no_staging;
   options.drain_threads = args.drain_threads;
   options.pool_size = 4;
+  options.metrics_address = args.metrics;
   auto trellis = Trellis::connect(options);
+  if (!args.metrics.empty())
+    spdlog::info("serving Prometheus metrics at http://{}:{}/metrics",
+                 args.metrics.substr(0, args.metrics.rfind(':')), trellis->metrics_port());
   spdlog::info("running: {}, {} drain thread{} (targets in schema {}); stop with SIGINT or SIGTERM",
                options.staging ? "staging worker" : "no staging worker", options.drain_threads,
                options.drain_threads == 1 ? "" : "s", options.target_schema);
@@ -49,7 +51,9 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--drain-threads", args->drain_threads, "drain threads to run")
       ->capture_default_str()
       ->check(CLI::Range(0, 256));
-  sub->add_option("--metrics", args->metrics, "Prometheus endpoint address (not implemented yet)");
+  sub->add_option(
+      "--metrics", args->metrics,
+      "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; port 0 picks a free one)");
   return {sub, [&global, args] { return run_workers(global, *args); }};
 }
 

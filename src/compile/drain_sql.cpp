@@ -91,11 +91,13 @@ DrainSql compile_drain(const std::string& cs) {
   s.before_fill = {"SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_sort = off"};
   s.after_fill = {"RESET enable_bitmapscan", "RESET enable_sort"};
   s.finish_page = fmt::format(
-      "UPDATE {} SET cursor = $3::text[], done = $4::bool, attempts = 0, not_before = NULL, "
-      "into_seg = CASE WHEN $5::bool THEN greatest(into_seg, pg_sequence_last_value({})) ELSE "
+      "UPDATE {0} SET cursor = $3::text[], done = $4::bool, attempts = 0, not_before = NULL, "
+      "into_seg = CASE WHEN $5::bool THEN greatest(into_seg, pg_sequence_last_value({1})) ELSE "
       "into_seg END "
-      "WHERE seg = $1::bigint AND bucket = ANY($2::int2[])",
-      buckets, active);
+      "WHERE seg = $1::bigint AND bucket = ANY($2::int2[]) RETURNING extract(epoch FROM "
+      "clock_timestamp() - coalesce((SELECT s.sealed_at FROM {2} s WHERE s.seg = $1::bigint - 1), "
+      "(SELECT s.sealed_at FROM {2} s WHERE s.seg = $1::bigint)))::float8",
+      buckets, active, qualified(cs, "segments"));
   s.fail_bucket = fmt::format(
       "UPDATE {} SET owner_pid = NULL, owner_start = NULL, attempts = attempts + 1, "
       "not_before = now() + least(interval '100 ms' * power(2, least(attempts, 6)), "

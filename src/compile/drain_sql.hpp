@@ -51,7 +51,9 @@ struct DrainSql {
   // with statistics it hashes them (100,000 keys: 2.1 s by index).
   std::string analyze_page;
   static constexpr int64_t kAnalyzePageAbove = 20000;
-  std::string finish_page;   // $1 seg, $2 buckets, $3 cursor, $4 done, $5 fed downstream
+  // $1 seg, $2 buckets, $3 cursor, $4 done, $5 fed downstream -> per
+  // bucket, the seconds since the segment opened (the previous one's seal)
+  std::string finish_page;
   std::string fail_bucket;   // $1 seg, $2 buckets: release with backoff
   std::string retry_bucket;  // $1 seg, $2 buckets, $3 ms: release, retry after $3 ms
 };

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/process_metrics.hpp"
 #include "base/sql_text.hpp"
 #include "catalog/ring_geometry.hpp"
 #include "compile/drain_sql.hpp"
@@ -137,12 +138,15 @@ int Ring::promote_fenced(pg::Connection& conn) {
     auto listed = conn.exec(
         fmt::format("INSERT INTO {} (seg, bucket, tables, truncated, ring_rows) SELECT $1::bigint, "
                     "bucket, array_agg(DISTINCT tbl), array_agg(DISTINCT tbl) FILTER (WHERE op = "
-                    "'t'), count(*) FROM {} GROUP BY bucket",
+                    "'t'), count(*) FROM {} GROUP BY bucket RETURNING ring_rows",
                     table("buckets"), slot_table(segment)),
         {seg});
     conn.exec(fmt::format("UPDATE {} SET state = $2 WHERE seg = $1::bigint", table("segments")),
               {seg, listed.affected() > 0 ? "ready" : "drained"});
     txn.commit();
+    int64_t captured = 0;
+    for (int b = 0; b < listed.rows(); ++b) captured += listed.get_int(b, 0);
+    base::ProcessMetrics::of(config_.schema).changes_captured(static_cast<double>(captured));
   }
   return fenced.rows();
 }

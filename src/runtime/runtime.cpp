@@ -78,6 +78,17 @@ bool has_live_worker(pg::Connection& conn, const std::string& schema, const std:
   return res.get_bool(0, 0);
 }
 
+std::map<std::string, int64_t> live_workers(pg::Connection& conn, const std::string& schema) {
+  auto res =
+      conn.exec(fmt::format("SELECT w.kind, count(*) FROM {} w JOIN pg_stat_activity a ON "
+                            "a.pid = w.pid AND a.backend_start = w.backend_start GROUP BY "
+                            "w.kind",
+                            base::qualified(schema, "workers")));
+  std::map<std::string, int64_t> out = {{"drain", 0}, {"staging", 0}};
+  for (int i = 0; i < res.rows(); ++i) out[res.get(i, 0)] = res.get_int(i, 1);
+  return out;
+}
+
 Runtime::Runtime(const Options& options) : options_(options) {}
 
 Runtime::~Runtime() {

@@ -6,8 +6,11 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -50,5 +53,7 @@ void register_worker(pg::Connection& conn, const std::string& schema, const std:
 void forget_dead_workers(pg::Connection& conn, const std::string& schema);
 // True when some connected process has a worker of `kind` registered.
 bool has_live_worker(pg::Connection& conn, const std::string& schema, const std::string& kind);
+// Live worker connections of the instance by kind (drain, staging).
+std::map<std::string, int64_t> live_workers(pg::Connection& conn, const std::string& schema);
 
 }  // namespace trellis

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "support/harness.hpp"
+#include "support/http_get.hpp"
 
 extern char** environ;
 
@@ -615,10 +616,8 @@ TEST_F(Cli, StatusWatchRedrawsUntilInterrupted) {
   EXPECT_EQ(first[0]["target"], "public.doubled");
 }
 
-TEST_F(Cli, ASecondStagingWorkerIsRefusedAndMetricsIsNotPretended) {
-  auto first = start_run({"--metrics", "127.0.0.1:9187"});
-  EXPECT_NE(first->err().find("metrics endpoint not implemented yet"), std::string::npos)
-      << first->err();
+TEST_F(Cli, ASecondStagingWorkerIsRefused) {
+  auto first = start_run();
   auto second = trellis({"run"}, 30s);
   EXPECT_EQ(second.code, 1);
   EXPECT_NE(second.err.find("error (conflict): "), std::string::npos) << second.err;
@@ -626,6 +625,35 @@ TEST_F(Cli, ASecondStagingWorkerIsRefusedAndMetricsIsNotPretended) {
   auto drains_only = start_run({"--no-staging", "--drain-threads", "1"});
   stop_run(*drains_only);
   stop_run(*first);
+}
+
+// trellis run --metrics serves Prometheus text over HTTP, says where, and
+// stops serving when it stops.
+TEST_F(Cli, RunServesMetricsOverHttp) {
+  create_orders(20);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  auto run = start_run({"--metrics", "127.0.0.1:0", "--drain-threads", "2"});
+  await_live("doubled");
+  int port = 0;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto err = run->err();
+        auto at = err.find("serving Prometheus metrics at http://127.0.0.1:");
+        if (at == std::string::npos) return false;
+        port = std::stoi(err.substr(at + 47));
+        return true;
+      },
+      10s))
+      << run->err();
+  auto r = http_get("127.0.0.1", port, "/metrics");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(
+      sample(r.body, "trellis_transform_status", {"target=\"public.doubled\"", "status=\"live\""}),
+      1)
+      << r.body;
+  EXPECT_EQ(sample(r.body, "trellis_workers", {"kind=\"drain\""}), 2) << r.body;
+  stop_run(*run);
+  EXPECT_EQ(http_get("127.0.0.1", port, "/metrics").status, 0);
 }
 
 TEST_F(Cli, DevServesAKeptClusterUntilStopped) {
