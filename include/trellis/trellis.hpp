@@ -101,6 +101,12 @@ struct Token {
   int64_t segment = 0;
 };
 
+// What the ring holds now (ring_backlog()).
+struct RingBacklog {
+  int64_t rows = 0;   // changed keys captured and not yet drained
+  int64_t bytes = 0;  // the ring's slot tables, indexes included
+};
+
 // How self_check() audits (README, "Auditing a target").
 struct SelfCheckOptions {
   // standard: a difference is compared again after the drains catch up
@@ -207,6 +213,7 @@ class Trellis {
   // Prometheus text: what this process's workers counted and what the
   // catalog says now (README, "Metrics").
   std::string metrics_text();
+  RingBacklog ring_backlog();
   // The port metrics are served on (Options::metrics_address); 0 when not.
   int metrics_port();
 

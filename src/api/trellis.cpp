@@ -7,6 +7,7 @@
 #include "api/instance.hpp"
 #include "catalog/migrate.hpp"
 #include "pg/sql_error.hpp"
+#include "ring/backlog.hpp"
 #include "runtime/runtime.hpp"
 
 namespace trellis {
@@ -183,6 +184,14 @@ bool Trellis::has_live_drain_workers() {
 
 std::string Trellis::metrics_text() {
   return reading(*impl_, [&] { return api::metrics_text(*impl_); });
+}
+
+RingBacklog Trellis::ring_backlog() {
+  return reading(*impl_, [&] {
+    auto conn = impl_->pool.acquire();
+    auto b = ring::read_backlog(*conn, impl_->store.schema());
+    return RingBacklog{b.rows, b.bytes};
+  });
 }
 
 int Trellis::metrics_port() {

@@ -35,8 +35,10 @@ std::vector<Status> read_statuses(Trellis& trellis, const GlobalOptions& global,
 }
 
 // One screenful: the JSON document, or the table with the workers line.
+// Watching (`rates` given), builds show their rate and time left, and a
+// line shows the ring's backlog moving.
 std::string render(Trellis& trellis, const GlobalOptions& global, const StatusArgs& args,
-                   bool compact) {
+                   bool compact, ProgressRates* rates = nullptr) {
   auto statuses = read_statuses(trellis, global, args.target);
   if (args.json) {
     nlohmann::ordered_json doc;
@@ -49,8 +51,19 @@ std::string render(Trellis& trellis, const GlobalOptions& global, const StatusAr
     return doc.dump(compact ? -1 : 2) + "\n";
   }
   WorkerLiveness workers{trellis.has_live_staging_worker(), trellis.has_live_drain_workers()};
-  if (!args.target.empty()) return render_status_table(statuses, workers, global.schema);
-  return render_status_table(statuses, workers, global.schema, trellis.relationships());
+  std::string backlog;
+  if (rates) {
+    auto now = ProgressRates::Clock::now();
+    for (const auto& s : statuses)
+      if (s.is(Lifecycle::backfilling))
+        rates->observe(s.target, static_cast<double>(s.build_rows_done), now);
+    auto ring = trellis.ring_backlog();
+    rates->observe("ring backlog", static_cast<double>(ring.rows), now);
+    backlog = backlog_progress(ring, *rates) + "\n";
+  }
+  std::vector<Relationship> relationships;
+  if (args.target.empty()) relationships = trellis.relationships();
+  return render_status_table(statuses, workers, global.schema, relationships, rates) + backlog;
 }
 
 // Redraws every second until SIGINT/SIGTERM. A failed read (a restart, say)
@@ -60,10 +73,11 @@ int watch(const GlobalOptions& global, const StatusArgs& args) {
   auto trellis = Trellis::connect(handle_options(global));
   bool tty = isatty(STDOUT_FILENO) != 0;
   bool first = true;
+  ProgressRates rates;
   do {
     std::string screen;
     try {
-      screen = render(*trellis, global, args, /*compact=*/args.json);
+      screen = render(*trellis, global, args, /*compact=*/args.json, &rates);
     } catch (const Error& e) {
       if (first) throw;
       auto line = fmt::format("error ({}): {}; retrying\n", to_string(e.code()), e.what());

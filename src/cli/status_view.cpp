@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "cli/text_table.hpp"
 
@@ -116,18 +117,54 @@ ojson status_json(const Status& s) {
   return j;
 }
 
-std::string build_progress(const Status& s) {
-  if (s.build_rows_estimate <= 0) return fmt::format("{} rows built", s.build_rows_done);
-  double fraction =
-      std::clamp(static_cast<double>(s.build_rows_done) / s.build_rows_estimate, 0.0, 1.0);
+namespace {
+
+// "[#####...............] 25%"
+std::string bar(double fraction) {
+  fraction = std::clamp(fraction, 0.0, 1.0);
   constexpr int kWidth = 20;
   int filled = static_cast<int>(fraction * kWidth + 0.5);
-  return fmt::format("{}/{} rows [{}{}] {}%", s.build_rows_done, s.build_rows_estimate,
-                     std::string(filled, '#'), std::string(kWidth - filled, '.'),
-                     static_cast<int>(fraction * 100));
+  return fmt::format("[{}{}] {}%", std::string(filled, '#'), std::string(kWidth - filled, '.'),
+                     static_cast<int>(fraction * 100 + 1e-6));
 }
 
-std::vector<std::string> describe_status(const Status& s) {
+// ", 3000 rows/s, 2 s left" for a count moving toward `remaining` more.
+std::string rate_text(double per_second, double remaining, const char* unit) {
+  if (per_second == 0) return ", stalled";
+  std::string out = fmt::format(", {:.0f} {}/s", per_second, unit);
+  if (auto left = eta(std::abs(remaining), std::abs(per_second));
+      left && per_second * remaining > 0)
+    out += ", " + *left + " left";
+  return out;
+}
+
+std::string megabytes(int64_t bytes) {
+  return fmt::format("{:.1f} MB", static_cast<double>(bytes) / (1024 * 1024));
+}
+
+}  // namespace
+
+std::string build_progress(const Status& s, std::optional<double> per_second) {
+  std::string rate;
+  double remaining = static_cast<double>(s.build_rows_estimate - s.build_rows_done);
+  if (per_second) rate = rate_text(*per_second, std::max(remaining, 1.0), "rows");
+  if (s.build_rows_estimate <= 0) return fmt::format("{} rows built{}", s.build_rows_done, rate);
+  return fmt::format("{}/{} rows {}{}", s.build_rows_done, s.build_rows_estimate,
+                     bar(static_cast<double>(s.build_rows_done) / s.build_rows_estimate), rate);
+}
+
+std::string backlog_progress(const RingBacklog& backlog, const ProgressRates& rates) {
+  std::string out =
+      fmt::format("ring backlog: {} keys, {}", backlog.rows, megabytes(backlog.bytes));
+  double peak = rates.peak("ring backlog");
+  if (peak > 0)
+    out += " " + bar(1.0 - static_cast<double>(backlog.rows) / peak) + " drained of the peak";
+  if (auto r = rates.per_second("ring backlog"); r && backlog.rows > 0)
+    out += rate_text(*r, -static_cast<double>(backlog.rows), "keys");
+  return out;
+}
+
+std::vector<std::string> describe_status(const Status& s, const ProgressRates* rates) {
   std::vector<std::string> out;
   for (const auto& w : s.upstream_waits) {
     std::string fix = "its build starts by itself once that is live";
@@ -140,7 +177,9 @@ std::vector<std::string> describe_status(const Status& s) {
     out.push_back(fmt::format("waits for upstream transform {}, which is {}; {}", w.transform,
                               w.status, fix));
   }
-  if (s.is(Lifecycle::backfilling)) out.push_back("building: " + build_progress(s));
+  if (s.is(Lifecycle::backfilling))
+    out.push_back("building: " +
+                  build_progress(s, rates ? rates->per_second(s.target) : std::nullopt));
   if (const auto& w = s.capture_wait) {
     std::vector<std::string> pids;
     for (int pid : w->blocking_pids) pids.push_back(std::to_string(pid));
@@ -221,14 +260,15 @@ std::string render_relationships(const std::vector<Relationship>& relationships)
 
 std::string render_status_table(const std::vector<Status>& statuses, const WorkerLiveness& workers,
                                 const std::string& instance,
-                                const std::vector<Relationship>& relationships) {
+                                const std::vector<Relationship>& relationships,
+                                const ProgressRates* rates) {
   std::string out;
   if (statuses.empty()) {
     out += fmt::format("no transforms in instance {}; define one with `trellis apply`\n", instance);
   } else {
     TextTable table({"TARGET", "STATUS", "DETAILS"});
     for (const auto& s : statuses) {
-      auto details = describe_status(s);
+      auto details = describe_status(s, rates);
       table.add_row({s.target, s.status, details.empty() ? "" : details.front()});
       for (size_t i = 1; i < details.size(); ++i) table.add_row({"", "", details[i]});
     }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/progress_rate.hpp"
 #include "trellis/status.hpp"
 #include "trellis/trellis.hpp"
 
@@ -16,11 +17,18 @@ namespace trellis::cli {
 nlohmann::ordered_json status_json(const Status& status);
 
 // One line per non-empty hold-up (and build progress), each in plain words
-// with its fix. Empty for a live transform that nothing holds up.
-std::vector<std::string> describe_status(const Status& status);
+// with its fix. Empty for a live transform that nothing holds up. `rates`
+// (status --watch) adds each build's rate and time left.
+std::vector<std::string> describe_status(const Status& status,
+                                         const ProgressRates* rates = nullptr);
 
-// "1200/5000 rows [####................] 24%" (or "1200 rows" without an estimate).
-std::string build_progress(const Status& status);
+// "1200/5000 rows [####................] 24%" (or "1200 rows" without an
+// estimate); with a rate, ", 3000 rows/s, 2 s left" (or ", stalled").
+std::string build_progress(const Status& status, std::optional<double> per_second = {});
+
+// status --watch's line on the ring: "ring backlog: 12000 keys, 1.2 MB
+// [######..............] 30% drained of the peak, -5000 keys/s, 3 s left".
+std::string backlog_progress(const RingBacklog& backlog, const ProgressRates& rates);
 
 struct WorkerLiveness {
   bool staging = false;
@@ -31,6 +39,7 @@ struct WorkerLiveness {
 // workers and a plain warning when nothing will move.
 std::string render_status_table(const std::vector<Status>& statuses, const WorkerLiveness& workers,
                                 const std::string& instance,
-                                const std::vector<Relationship>& relationships = {});
+                                const std::vector<Relationship>& relationships = {},
+                                const ProgressRates* rates = nullptr);
 
 }  // namespace trellis::cli

@@ -614,6 +614,21 @@ TEST_F(Cli, StatusWatchRedrawsUntilInterrupted) {
   auto first = nlohmann::json::parse(out.substr(0, out.find('\n')));
   ASSERT_TRUE(first.is_array());
   EXPECT_EQ(first[0]["target"], "public.doubled");
+
+  // As text, each screen ends with the ring's backlog (nothing is ready to
+  // drain without a staging worker: 0 keys).
+  CliProcess text({"status", "--watch", "-d", url_});
+  auto screens = [&] {
+    auto out = text.out();
+    size_t n = 0;
+    for (auto at = out.find("ring backlog: 0 keys"); at != std::string::npos;
+         at = out.find("ring backlog: 0 keys", at + 1))
+      ++n;
+    return n;
+  };
+  ASSERT_TRUE(eventually([&] { return screens() >= 2 || text.wait(0ms); }, 20s)) << text.err();
+  text.signal(SIGINT);
+  EXPECT_EQ(text.wait(10s), 0) << text.err();
 }
 
 TEST_F(Cli, ASecondStagingWorkerIsRefused) {
