@@ -18,7 +18,6 @@
 #include <algorithm>
 
 #include "base/event_log.hpp"
-#include "base/process_metrics.hpp"
 #include "catalog/ring_geometry.hpp"
 #include "compile/transform_sql.hpp"
 #include "pg/arrays.hpp"
@@ -34,7 +33,8 @@ Drainer::Drainer(catalog::Store& store, DrainConfig config)
       park_(catalog::Lifecycle(store)
                 .build_statements(compile::kPageTable, compile::kWholeRootsTable)
                 .park),
-      quarantine_(store.schema()) {}
+      quarantine_(store.schema()),
+      metrics_(base::ProcessMetrics::of(store.schema())) {}
 
 bool Drainer::drain_one(pg::Connection& conn) {
   auto claimed = conn.exec_prepared(sql_.claim_bucket, {std::to_string(config_.page_cap)});
@@ -156,9 +156,8 @@ bool Drainer::drain_page(pg::Connection& conn, const Claim& claim) {
   txn.commit();
   fed_downstream_ = fed_downstream_ || page->feeds;
   if (auto age = results.back().get_opt(0, 0); age && !page->work.empty()) {
-    auto& metrics = base::ProcessMetrics::of(store_.schema());
     for (const auto& w : page->work)
-      metrics.page_applied(w.target, static_cast<double>(page->keys), std::stod(*age));
+      metrics_.page_applied(w.target, static_cast<double>(page->keys), std::stod(*age));
   }
   if (!page->tables.empty()) {
     auto cleared = conn.exec(failures_.clear, {pg::int_array(page->tables)});
@@ -173,7 +172,7 @@ bool Drainer::drain_page(pg::Connection& conn, const Claim& claim) {
 void Drainer::record_failure(pg::Connection& conn, const Claim& claim, const std::string& error,
                              const std::string& sqlstate) {
   conn.exec(sql_.fail_bucket, {claim.seg, claim.buckets});
-  base::ProcessMetrics::of(store_.schema()).drain_page_failed();
+  metrics_.drain_page_failed();
   if (pg::classify_sqlstate(sqlstate) == pg::FailureClass::transient) return;  // charge nothing
   auto tables = conn.exec(sql_.bucket_tables, {claim.seg, claim.buckets});
   auto readers = conn.exec(failures_.record, {tables.get(0, 0), error, sqlstate});

@@ -10,6 +10,7 @@
 
 #include "apply/quarantine.hpp"
 #include "apply/rederive.hpp"
+#include "base/process_metrics.hpp"
 #include "catalog/lifecycle.hpp"
 #include "catalog/store.hpp"
 #include "compile/drain_sql.hpp"
@@ -70,6 +71,7 @@ class Drainer {
   std::string park_;  // $1 transform, $2 table: the page's keys parked
   Rederiver rederiver_;
   Quarantine quarantine_;
+  base::ProcessMetrics& metrics_;  // this instance's, looked up once, not per page
 };
 
 }  // namespace trellis::apply
