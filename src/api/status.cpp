@@ -96,6 +96,10 @@ Status status_from(const catalog::TransformReport& rep) {
   // Built and applying, but over upstream values that are frozen.
   if (rep.def.status == catalog::Status::live && !s.paused_upstream_columns.empty())
     s.status = word(Lifecycle::catching_up);
+  // A partition event is being corrected for: the target is not yet what
+  // its sources say, as while it builds.
+  for (const auto& c : rep.correcting) s.correcting.push_back({c.partition, c.reason, c.since});
+  if (!s.correcting.empty()) s.status = word(Lifecycle::backfilling);
   return s;
 }
 

@@ -61,15 +61,24 @@ std::string type_text(const Column& c) {
 
 void check_capturable(const TableDescription& info, const std::string& role) {
   std::string name = qualified_text(info);
-  if (info.relkind != 'r')
+  if (info.relkind != 'r' && !info.partitioned())
     refuse(ErrorCode::validation,
-           fmt::format("{} {} is not a plain table (relkind '{}'); transforms read ordinary "
-                       "tables only",
+           fmt::format("{} {} is not a table (relkind '{}'); transforms read ordinary and "
+                       "partitioned tables only",
                        role, name, info.relkind));
-  if (info.in_hierarchy)
+  if (!info.partition_of.empty())
     refuse(ErrorCode::validation,
-           fmt::format("{} {} is part of an inheritance or partition hierarchy, which "
-                       "Trellis cannot capture; use a plain table",
+           fmt::format("{} {} is a partition of {}; a write through {} does not fire the "
+                       "partition's own statement triggers, so Trellis captures partitioned "
+                       "tables from their root: read {} instead (with a WHERE on its "
+                       "partition key for this partition's rows)",
+                       role, name, info.partition_of, info.partition_of, info.partition_of));
+  if (info.inherits)
+    refuse(ErrorCode::validation,
+           fmt::format("{} {} is part of a table inheritance hierarchy (INHERITS), whose "
+                       "children's rows a read of the parent includes but whose writes fire "
+                       "only their own triggers; Trellis cannot capture it. Use a plain or a "
+                       "partitioned table",
                        role, name));
   if (info.rls_applies)
     refuse(ErrorCode::validation,

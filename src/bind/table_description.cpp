@@ -44,8 +44,11 @@ std::string relations_sql(const std::string& named) {
          "pg_get_userbyid(c.relowner) <> current_user) AND NOT (SELECT rolbypassrls OR rolsuper "
          "FROM pg_roles WHERE rolname = current_user), "
          "EXISTS (SELECT 1 FROM pg_subscription_rel s WHERE s.srrelid = c.oid), "
-         "c.relispartition OR EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid OR "
-         "i.inhparent = c.oid)" +
+         "NOT c.relispartition AND c.relkind <> 'p' AND EXISTS (SELECT 1 FROM pg_inherits i "
+         "WHERE i.inhrelid = c.oid OR i.inhparent = c.oid), "
+         "CASE WHEN c.relispartition THEN (SELECT quote_ident(rn.nspname) || '.' || "
+         "quote_ident(r.relname) FROM pg_class r JOIN pg_namespace rn ON rn.oid = r.relnamespace "
+         "WHERE r.oid = pg_partition_root(c.oid)) END" +
          named;
 }
 
@@ -151,7 +154,8 @@ std::vector<std::optional<TableDescription>> describe_tables(pg::Connection& con
     d.relkind = rel.get(i, 2)[0];
     d.rls_applies = rel.get_bool(i, 3);
     d.subscribed = rel.get_bool(i, 4);
-    d.in_hierarchy = rel.get_bool(i, 5);
+    d.inherits = rel.get_bool(i, 5);
+    d.partition_of = rel.get_opt(i, 6).value_or("");
     out[place(rel, i)] = std::move(d);
   }
   for (int i = 0; i < cols.rows(); ++i) {

@@ -46,9 +46,14 @@ struct TableDescription {
   std::string schema;
   std::string name;
   char relkind = 'r';
-  bool rls_applies = false;              // row-level security applies to the current role
-  bool subscribed = false;               // a logical-replication subscription writes it
-  bool in_hierarchy = false;             // a partition, or in an inheritance hierarchy
+  bool rls_applies = false;  // row-level security applies to the current role
+  bool subscribed = false;   // a logical-replication subscription writes it
+  // In a plain (not partitioning) inheritance hierarchy, as parent or child.
+  bool inherits = false;
+  // For a partition (or a partitioned table that is one), its root, quoted;
+  // empty otherwise.
+  std::string partition_of;
+  bool partitioned() const { return relkind == 'p'; }
   std::vector<DescribedColumn> columns;  // in attnum order, dropped ones left out
   std::vector<DescribedIndex> indexes;
   // From `indexes`: the columns (INCLUDE ones too) of the primary key and of

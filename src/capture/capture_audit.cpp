@@ -11,6 +11,8 @@
 
 #include "bind/table_description.hpp"
 #include "capture/drift.hpp"
+#include "capture/partitions.hpp"
+#include "catalog/partitions.hpp"
 
 namespace trellis::capture {
 
@@ -85,6 +87,15 @@ std::vector<CaptureFault> audit_capture(pg::Connection& conn, catalog::Store& st
     auto rows = conn.exec(objects.trigger_audit);
     std::vector<CaptureFault> faults;
     for (int i = 0; i < rows.rows(); ++i) trigger_faults(rows, i, name, faults);
+    // Each partition's own triggers and functions, named as the partition.
+    if (info->partitioned())
+      for (const auto& node : catalog::Partitions(store.schema()).recorded(conn, table.id)) {
+        if (node.left_tree || !node.exists) continue;
+        auto node_rows = conn.exec(
+            compile::capture_objects(captured_partition(table, node), ring).trigger_audit);
+        std::string partition = "partition " + node.display() + " of " + name;
+        for (int i = 0; i < node_rows.rows(); ++i) trigger_faults(node_rows, i, partition, faults);
+      }
     for (auto& f : faults)  // a privilege the owner lacks shows on every event's row
       if (std::none_of(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),
                        [&](const CaptureFault& o) { return o.detail == f.detail; }))

@@ -15,6 +15,7 @@
 #include "capture/layout.hpp"
 #include "capture/widen.hpp"
 #include "catalog/lifecycle.hpp"
+#include "catalog/partitions.hpp"
 
 namespace trellis::capture {
 
@@ -52,6 +53,16 @@ std::optional<DriftFinding> table_drift(pg::Connection& conn, const catalog::Cap
                     "TABLE ... DISABLE TRIGGER ALL); changes made meanwhile may be "
                     "missing. RESUME the transform to reinstall capture and rebuild",
                     table)};
+  if (info->partitioned())
+    if (auto partition = catalog::Partitions(capture.catalog_schema)
+                             .without_capture(conn, t.id, capture.trigger_like))
+      return DriftFinding{
+          catalog::FailureKind::disruption,
+          {},
+          fmt::format("capture triggers on partition {} of {} were disabled or dropped; "
+                      "changes written straight into it meanwhile may be missing. RESUME the "
+                      "transform to reinstall capture and rebuild",
+                      *partition, table)};
   if (t.installed_digest && conn.exec(capture.function_digest).get_opt(0, 0) != t.installed_digest)
     return DriftFinding{
         catalog::FailureKind::disruption,
@@ -60,12 +71,19 @@ std::optional<DriftFinding> table_drift(pg::Connection& conn, const catalog::Cap
                     "Trellis; changes made meanwhile may be missing. RESUME the "
                     "transform to reinstall capture and rebuild",
                     table)};
-  if (info->in_hierarchy)
-    return DriftFinding{catalog::FailureKind::capture,
-                        {},
-                        fmt::format("table {} joined an inheritance hierarchy or was partitioned; "
-                                    "detach it, then RESUME the transform",
-                                    table)};
+  if (info->inherits || !info->partition_of.empty())
+    return DriftFinding{
+        catalog::FailureKind::capture,
+        {},
+        info->inherits
+            ? fmt::format("table {} joined a table inheritance hierarchy (INHERITS); "
+                          "its writes no longer all fire its triggers. Take it out "
+                          "(ALTER TABLE ... NO INHERIT), then RESUME the transform",
+                          table)
+            : fmt::format("table {} was attached as a partition of {}; a write "
+                          "through {} does not fire its triggers. Detach it, or "
+                          "redefine the transform over {}, then RESUME it",
+                          table, info->partition_of, info->partition_of, info->partition_of)};
   if (info->rls_applies)
     return DriftFinding{
         catalog::FailureKind::capture,

@@ -17,6 +17,7 @@
 #include "base/sql_text.hpp"
 #include "bind/table_description.hpp"
 #include "capture/layout.hpp"
+#include "capture/trigger_install.hpp"
 #include "pg/arrays.hpp"
 #include "pg/lock_timeout.hpp"
 #include "pg/sql_error.hpp"
@@ -30,7 +31,7 @@ void Reconciler::cover(Covered& covered, const std::vector<catalog::TransformDef
 }
 
 Reconciler::Reconciler(catalog::Store& store, compile::RingShape ring)
-    : store_(store), lifecycle_(store), ring_(std::move(ring)) {}
+    : store_(store), lifecycle_(store), ring_(ring), partitions_(store, std::move(ring)) {}
 
 bool Reconciler::reconcile(pg::Connection& conn) {
   // A transform waiting for an upstream that is not live (a reader resumed
@@ -75,6 +76,24 @@ bool Reconciler::reconcile(pg::Connection& conn) {
     std::vector<compile::PlacedColumn> layout;
     if (described[i]) layout = compile::capture_layout(table, reads, placed_columns(*described[i]));
     std::string signature = capture_signature(table, reads, layout);
+    // A partitioned table's partitions first: the root's install starts
+    // builds, which must miss no write made straight into a partition.
+    if (described[i] && described[i]->partitioned()) {
+      bool nodes = false;
+      try {
+        nodes = partitions_.install(conn, table, reads);
+      } catch (const pg::SqlError& e) {
+        if (!conn.healthy()) throw;
+        record_failure(conn, table, e.what());
+        settled = false;
+        continue;
+      }
+      if (!nodes) {
+        record_wait(conn, table);
+        settled = false;
+        continue;
+      }
+    }
     auto mark = [&] {
       cover(covered, readers);
       for (const auto& d : readers) covered_on[d.id].insert(table.id);
@@ -126,13 +145,7 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
   cover(mine, readers);
   int moved = 0;  // transforms moved to backfilling
   bool installed = pg::try_under_lock_timeout(conn, [&] {
-    conn.exec("LOCK TABLE " + qualified + " IN SHARE ROW EXCLUSIVE MODE");
-    for (const auto& f : sql.functions) conn.exec(f);
-    if (conn.exec(sql.objects.trigger_probe).get_int(0, 0) < 4) {
-      for (const auto& d : sql.objects.drop) conn.exec_script(d);
-      for (const auto& f : sql.functions) conn.exec(f);
-      for (const auto& t : sql.create_triggers) conn.exec_script(t);
-    }
+    put_capture(conn, qualified, sql);
     store_.mark_capture_installed(conn, table.id, signature, qualified,
                                   sql.objects.function_digest);
     moved = lifecycle_.start_builds(conn, table.id, qualified, mine);
@@ -183,6 +196,7 @@ bool Reconciler::uninstall(pg::Connection& conn, const catalog::CapturedTable& t
   }
   auto objects = compile::capture_objects(located, ring_);
   try {
+    if (!partitions_.uninstall(conn, table)) return false;
     return pg::try_under_lock_timeout(conn, [&] {
       for (const auto& d : objects.drop) conn.exec(d);
       store_.mark_capture_removed(conn, table.id);

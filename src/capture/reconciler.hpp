@@ -9,6 +9,7 @@
 #include <functional>
 #include <set>
 
+#include "capture/partitions.hpp"
 #include "catalog/lifecycle.hpp"
 #include "catalog/store.hpp"
 #include "compile/capture.hpp"
@@ -25,6 +26,10 @@ class Reconciler {
   // a failed install or removal, a build waiting for capture or its fence):
   // the staging worker then reconciles again even if the catalog is as it was.
   bool settled() const { return settled_; }
+  // The next tick reconciles even if the catalog is as it was: a partition
+  // tree changed (capture/partitions).
+  void unsettle() { settled_ = false; }
+  PartitionCapture& partitions() { return partitions_; }
   // Test seam: runs right after reconcile has read the transforms, so a test
   // can commit a catalog change inside the window a concurrent define,
   // RESUME or ALTER may land in.
@@ -49,6 +54,7 @@ class Reconciler {
   catalog::Store& store_;
   catalog::Lifecycle lifecycle_;
   compile::RingShape ring_;
+  PartitionCapture partitions_;
   bool settled_ = false;
   std::function<void()> after_catalog_read_;
 };

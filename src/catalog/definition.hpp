@@ -230,6 +230,11 @@ struct CapturedTable {
   std::optional<std::string> installed_signature;
   std::optional<std::string> installed_digest;  // of the trigger functions' bodies
   unsigned relid = 0;                           // the table's oid when capture was installed
+  // Non-zero when this describes a partition under the partitioned table
+  // `id` names (schema and name are then the partition's): the oid of that
+  // partition, whose capture stages the root's id and whose functions are
+  // its own (compile/capture).
+  unsigned node = 0;
 };
 
 nlohmann::json to_json(const TransformDef& def);

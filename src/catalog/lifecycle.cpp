@@ -35,11 +35,8 @@ std::string building(const std::string& prefix) {
 // backends). Such a transaction may have read the catalog row before the
 // change the fence follows, and may still write as it said.
 std::string fence_passed(const std::string& row, const std::string& workers) {
-  return fmt::format(
-      "({0}.build_fence IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a JOIN {1} w "
-      "ON w.pid = a.pid AND w.backend_start = a.backend_start WHERE a.pid <> pg_backend_pid() "
-      "AND a.xact_start < {0}.build_fence))",
-      row, workers);
+  return fmt::format("({0}.build_fence IS NOT NULL AND {1})", row,
+                     no_worker_transaction_before(row + ".build_fence", workers));
 }
 
 // A new version of the definition (and the time of the change).
@@ -116,6 +113,15 @@ bool Lifecycle::drop(pg::Connection& conn, int id) {
                                  from_condition(Operation::drop)),
                      {std::to_string(id)});
   return r.affected() > 0;
+}
+
+int Lifecycle::rebuild(pg::Connection& conn, const std::vector<int>& ids) {
+  if (ids.empty()) return 0;
+  auto r = conn.exec(fmt::format("UPDATE {} t SET {} WHERE id = ANY($1::int[]) AND {} RETURNING id",
+                                 transforms_, transition(Operation::rebuild_in_place).set,
+                                 from_condition(Operation::rebuild_in_place)),
+                     {pg::int_array(ids)});
+  return r.rows();
 }
 
 int Lifecycle::rebuild_readers_of(pg::Connection& conn, int table_id) {

@@ -91,6 +91,8 @@ class Lifecycle {
   // rebuild_in_place of every running transform reading captured table
   // `table_id`; returns how many.
   int rebuild_readers_of(pg::Connection& conn, int table_id);
+  // rebuild_in_place of the running transforms among `ids`; how many.
+  int rebuild(pg::Connection& conn, const std::vector<int>& ids);
 
   // Version bumps that keep the status (drains and builds recompile).
   void pause_column(pg::Connection& conn, int id, const std::string& column);

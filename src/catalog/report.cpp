@@ -7,6 +7,7 @@
 #include <map>
 
 #include "catalog/range_claims.hpp"
+#include "catalog/transitions.hpp"
 #include "trellis/error.hpp"
 
 namespace trellis::catalog {
@@ -58,6 +59,9 @@ TransformReport report_from(const Row& row) {
   for (const auto& w : row.json("upstream_waits"))
     rep.upstream_waits.push_back(
         {w.at("transform").get<std::string>(), status_named(w.at("status").get<std::string>())});
+  for (const auto& c : row.json("correcting"))
+    rep.correcting.push_back({c.at("partition").get<std::string>(),
+                              c.at("reason").get<std::string>(), c.at("since").get<std::string>()});
   return rep;
 }
 
@@ -88,12 +92,17 @@ std::vector<TransformReport> read_reports(
           "jsonb_array_elements(t.definition -> 'reads') r)) AS paused_upstream_columns, "
           "t.paused_columns::text AS paused_columns, CASE WHEN t.status = {5} "
           "THEN (SELECT coalesce(jsonb_agg(jsonb_build_object('transform', w.target, 'status', "
-          "w.status) ORDER BY w.id), '[]')::text FROM ({4}) w) ELSE '[]' END AS upstream_waits "
-          "FROM {0} t WHERE {2} ORDER BY id",
+          "w.status) ORDER BY w.id), '[]')::text FROM ({4}) w) ELSE '[]' END AS upstream_waits, "
+          "CASE WHEN t.status IN ({8}, {9}) THEN (SELECT coalesce(jsonb_agg(jsonb_build_object("
+          "'partition', pc.node_name, 'reason', pc.reason, 'since', pc.since::text) ORDER BY "
+          "pc.since, pc.id), '[]')::text FROM {7} pc WHERE pc.table_id = ANY({10})) ELSE '[]' "
+          "END AS correcting FROM {0} t WHERE {2} ORDER BY id",
           store.table("transforms"), store.table("held_keys"), where,
           store.table("captured_tables"), store.non_live_upstreams("t"),
           literal(Status::waiting_to_backfill),
-          rows_done_by_claims(store.table("range_claims"), "t.id", "t.build_fence")),
+          rows_done_by_claims(store.table("range_claims"), "t.id", "t.build_fence"),
+          store.table("partition_corrections"), literal(Status::backfilling), literal(Status::live),
+          read_table_ids("t")),
       params);
   std::map<std::string, int> at;
   for (int c = 0; c < r.columns(); ++c) at[r.column_name(c)] = c;

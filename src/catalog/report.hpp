@@ -39,6 +39,12 @@ struct TransformReport {
   // as PAUSE TRANSFORM t.col and the column fuse record them.
   nlohmann::json paused_columns = nlohmann::json::object();
   std::vector<UpstreamWaitRow> upstream_waits;
+  // Partition events the tables it reads are being corrected for, oldest
+  // first (capture/partitions): empty unless it is backfilling or live.
+  struct CorrectingRow {
+    std::string partition, reason, since;
+  };
+  std::vector<CorrectingRow> correcting;
 };
 
 // Every transform's report, or the one whose target is (schema, table), in id order.

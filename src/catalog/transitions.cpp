@@ -3,6 +3,8 @@
 // that a reset reads the same wherever it happens.
 #include "catalog/transitions.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "trellis/error.hpp"
@@ -126,6 +128,13 @@ std::string read_table_ids(std::string_view alias) {
   std::string a = alias.empty() ? "" : std::string(alias) + ".";
   return "(ARRAY[" + a + "source_table_id] || ARRAY(SELECT (j ->> 'table_id')::int FROM " +
          "jsonb_array_elements(coalesce(" + a + "definition -> 'joins', '[]'::jsonb)) j))";
+}
+
+std::string no_worker_transaction_before(const std::string& fence, const std::string& workers) {
+  return fmt::format(
+      "NOT EXISTS (SELECT 1 FROM pg_stat_activity a JOIN {1} w ON w.pid = a.pid AND "
+      "w.backend_start = a.backend_start WHERE a.pid <> pg_backend_pid() AND a.xact_start < {0})",
+      fence, workers);
 }
 
 bool running(Status status) {

@@ -58,6 +58,11 @@ bool running(Status status);
 // each joined table's (definition -> 'joins').
 std::string read_table_ids(std::string_view alias = "");
 
+// The condition that no registered worker transaction (`workers`: the
+// workers table) other than this one began before `fence` (an SQL
+// timestamptz expression) and is still open.
+std::string no_worker_transaction_before(const std::string& fence, const std::string& workers);
+
 // The SET item that bumps a transform's version: drains and builds holding
 // the older version recompile its statements before their next page.
 std::string_view bump_version();

@@ -742,6 +742,7 @@ TransformSql compile_aggregate(const TransformDef& d) {
       kGroupsTable, d.id, to_groups_table(d, "g"), all_groups, group_param(d, "$1"),
       group_param(d, "$2"));
   sql.page_all_held_keys = page_all_keys(d, ledger(d));
+  sql.held_keys_from = ledger(d);
   sql.page_all_source_keys = page_all_keys(d, source);
   // Over a join that fans out, a range ends after about range_rows rows of
   // the join (one_to_one.cpp, fanned_chunk_bound).

@@ -44,8 +44,13 @@ std::string ring_table(const RingShape& ring, int slot) {
   return qualified(ring.catalog_schema, catalog::ring_slot_table(slot));
 }
 
-std::string function_name(const RingShape& ring, int table_id, const std::string& event) {
-  return qualified(ring.catalog_schema, fmt::format("capture_{}_{}", table_id, event));
+// A partition's functions are its own (its column layout may differ from the
+// root's), named by the root's id and the partition's oid.
+std::string function_name(const RingShape& ring, const catalog::CapturedTable& t,
+                          const std::string& event) {
+  if (t.node)
+    return qualified(ring.catalog_schema, fmt::format("capture_{}_{}_{}", t.id, t.node, event));
+  return qualified(ring.catalog_schema, fmt::format("capture_{}_{}", t.id, event));
 }
 
 // Row images of a transition table as jsonb, computed once per row.
@@ -239,7 +244,8 @@ std::string slot_dispatch(const RingShape& ring, const std::string& rows,
 // otherwise.
 std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
                          const std::string& event, const std::string& guard,
-                         const std::string& typed, const std::string& fallback) {
+                         const std::string& typed, const std::string& fallback,
+                         const std::string& after = "") {
   std::string branches;
   if (guard.empty())
     branches = slot_dispatch(ring, typed, "  ");
@@ -249,13 +255,23 @@ std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
   bool takes_xid = event == "trunc";
   std::string body = fmt::format(
       "DECLARE s bigint;{}\nBEGIN\n{}"
-      "  s := pg_sequence_last_value({});\n{}  RETURN NULL;\nEND\n",
+      "  s := pg_sequence_last_value({});\n{}{}  RETURN NULL;\nEND\n",
       takes_xid ? "\n  x xid8;" : "", takes_xid ? "  x := pg_current_xact_id();\n" : "",
-      literal(qualified(ring.catalog_schema, "active_segment")) + "::regclass", branches);
+      literal(qualified(ring.catalog_schema, "active_segment")) + "::regclass", branches, after);
   return fmt::format(
       "CREATE OR REPLACE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
       "SET search_path = pg_catalog, pg_temp AS {}",
-      function_name(ring, t.id, event), dollar_quote(body));
+      function_name(ring, t, event), dollar_quote(body));
+}
+
+// A partition's TRUNCATE also lists it as corrected for (its sentinel makes
+// the drains re-derive every key its readers hold) until the drains are past
+// the segment it went into.
+std::string truncated_partition(const catalog::CapturedTable& t, const RingShape& ring) {
+  return fmt::format(
+      "  INSERT INTO {} (table_id, relid, node_name, reason, staged_through) VALUES ({}, TG_RELID, "
+      "TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, 'truncated', s);\n",
+      qualified(ring.catalog_schema, "partition_corrections"), t.id);
 }
 
 // The function of one writing event: typed behind its guard, or only the
@@ -285,7 +301,7 @@ std::string create_trigger(const catalog::CapturedTable& t, const RingShape& rin
   return fmt::format(
       "CREATE TRIGGER {} AFTER {} ON {} {} {} EXECUTE FUNCTION {}(); "
       "ALTER TABLE {} ENABLE ALWAYS TRIGGER {}",
-      name, timing, table, referencing, level, function_name(ring, t.id, event), table, name);
+      name, timing, table, referencing, level, function_name(ring, t, event), table, name);
 }
 
 const std::vector<std::string> kEvents = {"ins", "upd", "del", "trunc"};
@@ -318,7 +334,7 @@ std::string trigger_audit(const catalog::CapturedTable& t, const RingShape& ring
   std::string events = join<std::string>(kEvents, ", ", [&](const std::string& e) {
     return fmt::format("({}, {}, to_regprocedure({}))", literal(e),
                        literal(trigger_name(ring.catalog_schema, e)),
-                       literal(function_name(ring, t.id, e) + "()"));
+                       literal(function_name(ring, t, e) + "()"));
   });
   return fmt::format(
       "SELECT e.event, e.tgname, tg.oid IS NOT NULL, tg.tgenabled::text, tg.tgfoid = e.fn, p.oid "
@@ -342,21 +358,22 @@ CaptureObjects capture_objects(const catalog::CapturedTable& t, const RingShape&
                                  ident(trigger_name(ring.catalog_schema, event)),
                                  qualified(t.schema, t.name)));
   for (const auto& event : kEvents)
-    o.drop.push_back(fmt::format("DROP FUNCTION IF EXISTS {}()", function_name(ring, t.id, event)));
+    o.drop.push_back(fmt::format("DROP FUNCTION IF EXISTS {}()", function_name(ring, t, event)));
   std::string functions;
   for (const auto& event : kEvents)
-    functions +=
-        (functions.empty() ? "" : ", ") +
-        fmt::format("to_regprocedure({})", literal(function_name(ring, t.id, event) + "()"));
+    functions += (functions.empty() ? "" : ", ") +
+                 fmt::format("to_regprocedure({})", literal(function_name(ring, t, event) + "()"));
   o.function_digest = fmt::format(
       "SELECT string_agg(p.proname || ':' || md5(p.prosrc), ',' ORDER BY p.proname) FROM pg_proc "
       "p WHERE p.oid IN ({})",
       functions);
   o.trigger_audit = trigger_audit(t, ring);
+  o.trigger_like = "trellis\\_%\\_" + ring.catalog_schema;
+  o.catalog_schema = ring.catalog_schema;
   o.trigger_probe = fmt::format(
       "SELECT count(*) FROM pg_trigger WHERE tgrelid = {}::regclass AND tgname LIKE {} AND "
       "tgenabled = 'A'",
-      literal(qualified(t.schema, t.name)), literal("trellis\\_%\\_" + ring.catalog_schema));
+      literal(qualified(t.schema, t.name)), literal(o.trigger_like));
   return o;
 }
 
@@ -374,7 +391,8 @@ CaptureSql compile_capture(const catalog::CapturedTable& t, const std::vector<Co
     if (event == "trunc")
       sql.functions.push_back(
           function_sql(t, ring, event, "",
-                       fmt::format("VALUES ({}, NULL::text[], 0::int2, 't'::\"char\")", t.id), ""));
+                       fmt::format("VALUES ({}, NULL::text[], 0::int2, 't'::\"char\")", t.id), "",
+                       t.node ? truncated_partition(t, ring) : ""));
     else
       sql.functions.push_back(event_function(t, reads, layout, ring, event));
     sql.create_triggers.push_back(create_trigger(t, ring, event));

@@ -26,6 +26,8 @@ struct PlacedColumn {
 struct CaptureObjects {
   std::vector<std::string> drop;  // DROP TRIGGER / FUNCTION IF EXISTS
   std::string trigger_probe;      // counts this instance's enabled triggers on the table
+  std::string trigger_like;       // a LIKE pattern matching this instance's trigger names
+  std::string catalog_schema;     // the instance whose capture this is
   // One text digest of the installed trigger functions' bodies (NULL when
   // none is installed): stored at install, compared by the drift check to
   // notice a function replaced outside Trellis.

@@ -306,6 +306,7 @@ TransformSql compile_one_to_one(const TransformDef& d) {
   sql.build_steps = sql.steps;
   sql.map_joined_keys = map_joined_keys(d, one_to_one_held_rows(d));
   sql.page_all_held_keys = page_all_keys(d, target);
+  sql.held_keys_from = target;
   sql.page_all_source_keys = page_all_keys(d, qualified(d.source_schema, d.source_table));
   sql.source_chunk_bound = d.fans_out() ? fanned_chunk_bound(d) : chunk_bound(d.key, source);
   sql.sweep_chunk_bound = chunk_bound(d.key, target);

@@ -80,6 +80,7 @@ void add_rejected_matches(const TransformDef& d, const std::string& held, Transf
   std::string both =
       held_or_rejected(d, held, qualified(rejected->target_schema, rejected->target_table));
   sql.page_all_held_keys = page_all_keys(d, both);
+  sql.held_keys_from = both;
   sql.page_sweep_range = page_range(d, both);
 }
 

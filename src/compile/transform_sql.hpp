@@ -45,6 +45,9 @@ struct TransformSql {
   std::vector<JoinedKeyMap> map_joined_keys;
   // Adds every source key the transform holds to the page (after a TRUNCATE).
   std::string page_all_held_keys;
+  // The table (or a subquery) of the rows that hold the transform's source
+  // keys, under the source key's column names: its target, or its ledger.
+  std::string held_keys_from;
   // Adds every key of the source to the page: after a TRUNCATE of a joined
   // table, rows the target lacks may come in (a LEFT JOIN whose WHERE reads
   // the joined side: `WHERE b.id IS NULL`).

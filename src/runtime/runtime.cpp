@@ -154,6 +154,7 @@ void Runtime::staging_loop() {
   int failures = 0;
   int64_t ticks = 0;
   std::string reconciled;  // the catalog fingerprint the last reconcile saw
+  bool partition_work = false;
   while (!stopping_) {
     auto tick_start = std::chrono::steady_clock::now();
     try {
@@ -170,6 +171,13 @@ void Runtime::staging_loop() {
         register_worker(*conn, options_.schema, "staging");
       }
       if (ticks % kDriftEveryTicks == 0) drift.check(*conn);
+      // Partition trees are looked at with the drift check, and every tick
+      // while corrections are under way (capture/partitions).
+      if (ticks % kDriftEveryTicks == 0 || partition_work) {
+        auto attention = reconciler.partitions().attention(*conn);
+        partition_work = attention.tree_changed || attention.work;
+        if (attention.tree_changed) reconciler.unsettle();
+      }
       // An idle tick is two cheap reads: the catalog's fingerprint and the
       // ring probe. Each part runs only when they say it has work.
       bool started = false;
@@ -178,6 +186,7 @@ void Runtime::staging_loop() {
         started = reconciler.reconcile(*conn);
         reconciled = fingerprint;
       }
+      if (partition_work) reconciler.partitions().correct(*conn);
       auto state = ring.probe(*conn);
       bool promoted = false;
       if (state.segments_in_flight || state.active_has_rows) {

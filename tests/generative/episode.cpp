@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -249,6 +250,12 @@ class Runner {
       case Fault::Kind::truncate:
         truncate(g_.schema.tables[static_cast<size_t>(f.target)].name);
         break;
+      case Fault::Kind::truncate_partition:
+        truncate(g_.schema.tables[static_cast<size_t>(f.target)].partition(f.partition));
+        break;
+      case Fault::Kind::reattach_partition:
+        reattach(f);
+        break;
       case Fault::Kind::define:
         define(f.target);
         break;
@@ -275,6 +282,50 @@ class Runner {
       log("TRUNCATE " + table + " failed: " + e.what());
       app_ = open_app();
     }
+  }
+
+  // Detaches one partition, deletes a row of it (staged by its own triggers
+  // and drained while its rows are away from the root), and attaches it
+  // again. A DETACH that fails (a deadlock with a writer) is the
+  // application's business; an ATTACH is retried until it lands, so the
+  // table keeps its partitions.
+  void reattach(const Fault& f) {
+    const Table& t = g_.schema.tables[static_cast<size_t>(f.target)];
+    std::string leaf = t.partition(f.partition);
+    try {
+      app_->exec_script(fmt::format("ALTER TABLE {} DETACH PARTITION {}{}", t.name, leaf,
+                                    f.concurrently ? " CONCURRENTLY" : ""));
+    } catch (const std::exception& e) {
+      log("DETACH PARTITION " + leaf + " failed: " + e.what());
+      app_ = open_app();
+      // A concurrent detach that failed half-way is finished by FINALIZE.
+      try {
+        app_->exec_script(fmt::format("ALTER TABLE {} DETACH PARTITION {} FINALIZE", t.name, leaf));
+      } catch (const std::exception&) {
+        app_ = open_app();
+        if (app_->exec("SELECT count(*) FROM pg_inherits WHERE inhrelid = '" + leaf + "'::regclass")
+                .get_int(0, 0) > 0)
+          return;  // still attached: nothing happened
+      }
+    }
+    try {
+      app_->exec_script("DELETE FROM " + leaf + " WHERE ctid = (SELECT min(ctid) FROM " + leaf +
+                        ")");
+    } catch (const std::exception&) {
+      app_ = open_app();
+    }
+    for (int attempt = 0;; ++attempt) {
+      try {
+        app_->exec_script(fmt::format(
+            "ALTER TABLE {} ATTACH PARTITION {} FOR VALUES WITH (MODULUS {}, REMAINDER {})", t.name,
+            leaf, t.partitions, f.partition));
+        break;
+      } catch (const std::exception& e) {
+        app_ = open_app();
+        if (attempt >= 50) throw;
+      }
+    }
+    log("detached " + leaf + (f.concurrently ? " concurrently" : "") + " and attached it again");
   }
 
   // Holds an exclusive lock on a live target until a drain waits for it
@@ -470,6 +521,34 @@ std::string Generated::replay_env() const {
   return out;
 }
 
+namespace {
+
+void add_partitions(Rng& rng, Generated& g) {
+  std::vector<int> bursts;
+  for (size_t i = 0; i < g.plan.steps.size(); ++i)
+    if (g.plan.steps[i].kind == Step::Kind::burst) bursts.push_back(static_cast<int>(i));
+  for (size_t i = 0; i < g.schema.tables.size(); ++i) {
+    Table& t = g.schema.tables[i];
+    if (!t.unique_column.empty()) continue;
+    t.partitions = static_cast<int>(uniform(rng, 2, 4));
+    if (bursts.empty()) continue;
+    for (int n = static_cast<int>(uniform(rng, 1, 2)); n > 0; --n) {
+      Fault f;
+      f.kind = chance(rng, 0.7) ? Fault::Kind::reattach_partition : Fault::Kind::truncate_partition;
+      f.at_percent = static_cast<int>(uniform(rng, 10, 90));
+      f.target = static_cast<int>(i);
+      f.partition = static_cast<int>(uniform(rng, 0, t.partitions - 1));
+      f.concurrently = chance(rng, 0.4);
+      auto& faults = g.plan.steps[static_cast<size_t>(pick(rng, bursts))].faults;
+      faults.push_back(f);
+      std::sort(faults.begin(), faults.end(),
+                [](const Fault& a, const Fault& b) { return a.at_percent < b.at_percent; });
+    }
+  }
+}
+
+}  // namespace
+
 Generated generate(uint64_t seed) {
   Generated g;
   g.seed = seed;
@@ -485,6 +564,14 @@ Generated generate(uint64_t seed) {
   g.program = random_program(rng, g.schema, hot);
   for (const auto& t : g.schema.tables) g.rows.push_back(initial_rows(rng, t));
   g.plan = random_plan(rng, g.schema, g.program, static_cast<int>(uniform(rng, 2, 4)));
+  // Partitioned tables, also drawn apart (TRELLIS_GEN_PARTITIONED=0 or 1
+  // forces them off or on): some tables get hash partitions, and bursts get
+  // partition events.
+  Rng parts(seed ^ 0x5851f42d4c957f2dULL);
+  bool partitioned = parts() % 10 < 3;
+  if (const char* forced = std::getenv("TRELLIS_GEN_PARTITIONED"); forced && *forced)
+    partitioned = std::string(forced) != "0";
+  if (partitioned) add_partitions(parts, g);
   return g;
 }
 

@@ -13,6 +13,8 @@
 //   TRELLIS_GEN_PRINT=1      with TRELLIS_GEN_SEED: print the program, run nothing
 //   TRELLIS_GEN_OUT_DIR=D    each failing episode's report, shrink and worker
 //                            logs go to D/seed-S/
+//   TRELLIS_GEN_HOT=0|1, TRELLIS_GEN_PARTITIONED=0|1  force those draws
+//                            (docs/testing.md)
 // Shrinking: TRELLIS_GEN_SHRINK (0 off, 1 on; default on except in quick
 // mode), TRELLIS_GEN_SHRINK_SECONDS (budget, default 300; in keep-going
 // mode shared by all failures), TRELLIS_GEN_SHRINK_TRIES (runs per

@@ -57,6 +57,14 @@ std::string Fault::describe(const Schema& schema, const Program& program) const 
       what = "ALTER TRANSFORM " + program.transforms[static_cast<size_t>(target)].name +
              " (adds a field, or drops the one it added)";
       break;
+    case Kind::reattach_partition:
+      what = fmt::format("DETACH PARTITION {}{}, then ATTACH it again",
+                         schema.tables[static_cast<size_t>(target)].partition(partition),
+                         concurrently ? " CONCURRENTLY" : "");
+      break;
+    case Kind::truncate_partition:
+      what = "TRUNCATE " + schema.tables[static_cast<size_t>(target)].partition(partition);
+      break;
   }
   return fmt::format("at {}%: {}", at_percent, what);
 }

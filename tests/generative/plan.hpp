@@ -5,7 +5,7 @@
 // joining, PAUSE, RESUME, DROP of a paused transform nothing reads (defined
 // again after a later quiesce), ALTER TRANSFORM of a running 1-1 transform
 // (a field added, or the one added before dropped), TRUNCATE, a define under
-// writes), each
+// writes, a partition detached and attached again or truncated), each
 // followed by a quiesce where every target must equal its oracle.
 #pragma once
 
@@ -30,13 +30,17 @@ struct Fault {
     truncate,
     define,
     drop,
-    alter
+    alter,
+    reattach_partition,  // DETACH [CONCURRENTLY] one partition, writes, ATTACH it again
+    truncate_partition
   };
   Kind kind = Kind::kill_worker;
   int at_percent = 0;  // fires once this share of the burst's writes is done
   int target =
       0;  // worker pick (kill), transform (pause/resume/define/drop/alter), table (truncate)
-  WorkerSpec spec;  // the joining worker, or the replacement of a killed one
+  WorkerSpec spec;            // the joining worker, or the replacement of a killed one
+  int partition = 0;          // reattach_partition, truncate_partition: which one of table `target`
+  bool concurrently = false;  // reattach_partition: DETACH ... CONCURRENTLY
   std::string describe(const Schema& schema, const Program& program) const;
 };
 

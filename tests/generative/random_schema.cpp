@@ -174,7 +174,11 @@ std::string Schema::ddl() const {
       out += fmt::format("{} {}{}, ", c.name, sql_type(c.kind), c.not_null ? " NOT NULL" : "");
     out += "PRIMARY KEY (";
     for (size_t i = 0; i < t.key.size(); ++i) out += (i ? ", " : "") + t.key[i].name;
-    out += "));\n";
+    out += t.partitions > 0 ? ")) PARTITION BY HASH (id);\n" : "));\n";
+    for (int i = 0; i < t.partitions; ++i)
+      out += fmt::format(
+          "CREATE TABLE {} PARTITION OF {} FOR VALUES WITH (MODULUS {}, REMAINDER {});\n",
+          t.partition(i), t.name, t.partitions, i);
     if (!t.unique_column.empty())
       out += fmt::format("CREATE UNIQUE INDEX ON {} ({});\n", t.name, t.unique_column);
     for (const auto& idx : t.indexes) {

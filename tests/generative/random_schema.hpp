@@ -1,4 +1,5 @@
-// Random source schemas for the generative suite: one to three tables whose
+// Random source schemas for the generative suite: one to three tables (some
+// of them hash-partitioned, see episode.cpp's generate()) whose
 // columns hold awkward values (NULLs, empty strings, int/numeric extremes,
 // signed zeros, infinities, long TOASTed text) and whose group columns draw
 // from tiny domains so rows keep colliding in and moving between groups.
@@ -44,6 +45,11 @@ struct Table {
   // application's would.
   std::string unique_column;
   int key_space = 40;  // ids are drawn mostly from 1..key_space
+  // Hash partitions on id (0: a plain table). Only for a table without a
+  // unique column: a unique index of a partitioned table must hold its
+  // partition key.
+  int partitions = 0;
+  std::string partition(int i) const { return name + "_p" + std::to_string(i); }
 };
 
 struct Schema {

@@ -101,7 +101,8 @@ bool drop_table(Generated& g, const std::string& name) {
   for (auto& s : g.plan.steps) {
     std::vector<Fault> faults;
     for (Fault f : s.faults) {
-      if (f.kind == Fault::Kind::truncate) {
+      if (f.kind == Fault::Kind::truncate || f.kind == Fault::Kind::reattach_partition ||
+          f.kind == Fault::Kind::truncate_partition) {
         if (f.target == t) continue;
         if (f.target > t) --f.target;
       }
@@ -304,6 +305,12 @@ std::string plan_problem(const Generated& g) {
         case Fault::Kind::truncate:
           if (f.target < 0 || static_cast<size_t>(f.target) >= g.schema.tables.size())
             problem = "truncates a table that is not there";
+          break;
+        case Fault::Kind::reattach_partition:
+        case Fault::Kind::truncate_partition:
+          if (f.target < 0 || static_cast<size_t>(f.target) >= g.schema.tables.size() ||
+              f.partition >= g.schema.tables[static_cast<size_t>(f.target)].partitions)
+            problem = "names a partition that is not there";
           break;
         case Fault::Kind::kill_worker:
         case Fault::Kind::restart_fast:

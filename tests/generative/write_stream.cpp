@@ -35,7 +35,20 @@ std::string set_clause(Rng& rng, const Table& t) {
   return out;
 }
 
+std::string one_statement_through(Rng& rng, const Table& t);
+
+// A write to a partitioned table goes through its root, or (an UPDATE or a
+// DELETE, which only reach that partition's rows) straight into one
+// partition. A plain table's stream is drawn as before.
 std::string one_statement(Rng& rng, const Table& t) {
+  if (t.partitions == 0 || !chance(rng, 0.3)) return one_statement_through(rng, t);
+  Table leaf = t;
+  leaf.name = t.partition(static_cast<int>(uniform(rng, 0, t.partitions - 1)));
+  std::string stmt = one_statement_through(rng, leaf);
+  return stmt.rfind("INSERT", 0) == 0 ? one_statement_through(rng, t) : stmt;
+}
+
+std::string one_statement_through(Rng& rng, const Table& t) {
   switch (uniform(rng, 0, 11)) {
     case 0:
     case 1:

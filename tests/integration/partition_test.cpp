@@ -1,0 +1,347 @@
+// Partitioned sources (README, "Partitioned sources"): writes through the
+// root, into a middle and straight into a leaf are all captured, and every
+// partition event (CREATE ... PARTITION OF, ATTACH, DETACH, DETACH
+// CONCURRENTLY, DROP, TRUNCATE of one partition), each while writers run,
+// ends with every target equal to its definition. While an event is
+// corrected for, status lists it under `correcting` and reads `backfilling`.
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "support/harness.hpp"
+
+namespace trellis::test {
+
+namespace {
+
+// The tree: ev (RANGE k) -> ev_a [0, 100) leaf; ev_b [100, 200) HASH (id)
+// -> ev_b0, ev_b1; ev_c [200, 300) RANGE (id) -> ev_c_lo (< 500), ev_c_hi
+// (DEFAULT). Keys are (k, id).
+const char* kTree =
+    "CREATE TABLE ev (id bigint NOT NULL, k int NOT NULL, v int, note text, PRIMARY KEY (k, id)) "
+    "PARTITION BY RANGE (k);"
+    "CREATE TABLE ev_a PARTITION OF ev FOR VALUES FROM (0) TO (100);"
+    "CREATE TABLE ev_b PARTITION OF ev FOR VALUES FROM (100) TO (200) PARTITION BY HASH (id);"
+    "CREATE TABLE ev_b0 PARTITION OF ev_b FOR VALUES WITH (MODULUS 2, REMAINDER 0);"
+    "CREATE TABLE ev_b1 PARTITION OF ev_b FOR VALUES WITH (MODULUS 2, REMAINDER 1);"
+    "CREATE TABLE ev_c PARTITION OF ev FOR VALUES FROM (200) TO (300) PARTITION BY RANGE (id);"
+    "CREATE TABLE ev_c_lo PARTITION OF ev_c FOR VALUES FROM (MINVALUE) TO (500);"
+    "CREATE TABLE ev_c_hi PARTITION OF ev_c DEFAULT;"
+    "INSERT INTO ev SELECT g, g % 300, g % 17, 'n' || g FROM generate_series(1, 3000) g";
+
+const char* kCopy = "TRANSFORM ev_copy FROM ev SELECT v * 2 AS v2, note AS note WHERE v % 5 <> 0";
+const char* kSums =
+    "TRANSFORM ev_sums FROM ev GROUP BY k SELECT COUNT(*) AS n, SUM(v) AS s, "
+    "MAX(v) AS m";
+
+// Random writes until `stop`: through the root (k in [0, 500), so a write
+// into a range no partition holds fails, as the application's would), into
+// a middle, straight into leaves, updates that move rows between
+// partitions, deletes. Errors (a missing partition, a key clash) are the
+// application's business and are rolled back.
+void write_until(const std::string& url, int seed, const std::atomic<bool>& stop) {
+  auto conn = pg::Connection::open(url, {.search_path = "public"});
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> kind(0, 9), id(1, 4000), k(0, 499), v(0, 60);
+  while (!stop) {
+    std::string i = std::to_string(id(rng)), kk = std::to_string(k(rng)),
+                vv = std::to_string(v(rng));
+    std::string stmt;
+    switch (kind(rng)) {
+      case 0:
+      case 1:
+        stmt = "INSERT INTO ev VALUES (" + i + ", " + kk + ", " + vv + ", 'r" + vv +
+               "') ON CONFLICT (k, id) DO UPDATE SET v = EXCLUDED.v";
+        break;
+      case 2:
+        stmt = "INSERT INTO ev_a VALUES (" + i + ", " + std::to_string(id(rng) % 100) + ", " + vv +
+               ", 'leaf') ON CONFLICT (k, id) DO UPDATE SET v = EXCLUDED.v + 1";
+        break;
+      case 3:
+        stmt = "INSERT INTO ev_b VALUES (" + i + ", " + std::to_string(100 + id(rng) % 100) + ", " +
+               vv + ", 'middle') ON CONFLICT DO NOTHING";
+        break;
+      case 4:
+        stmt = "UPDATE ev_c_hi SET v = v + 1, note = note || 'h' WHERE id % 50 = " +
+               std::to_string(id(rng) % 50);
+        break;
+      case 5:
+        stmt = "UPDATE ev SET k = " + kk + " WHERE id = " + i;  // may move partitions
+        break;
+      case 6:
+        stmt = "UPDATE ev SET v = v + 1 WHERE k = " + kk;
+        break;
+      case 7:
+        stmt = "DELETE FROM ev WHERE id = " + i;
+        break;
+      case 8:
+        stmt = "DELETE FROM ev_a WHERE id % 97 = " + std::to_string(id(rng) % 97);
+        break;
+      default:
+        stmt = "INSERT INTO ev SELECT g, " + kk + ", " + vv + ", 'bulk' FROM generate_series(" + i +
+               ", " + i + " + 20) g ON CONFLICT DO NOTHING";
+    }
+    try {
+      conn->exec_script(stmt);
+    } catch (const std::exception&) {  // one statement: nothing is left open
+    }
+  }
+}
+
+class Writers {
+ public:
+  Writers(const std::string& url, int n) {
+    for (int w = 0; w < n; ++w) threads_.emplace_back(write_until, url, 7 + w, std::cref(stop_));
+  }
+  ~Writers() { join(); }
+  void join() {
+    stop_ = true;
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+class Partitions : public TrellisTest {
+ protected:
+  void define_both(Trellis& t) {
+    t.apply(kCopy);
+    t.apply(kSums);
+    await_status(t, "ev_copy", "live");
+    await_status(t, "ev_sums", "live");
+  }
+  // The recorded partitions are the tree of ev and no correction is open,
+  // so every event so far was noticed and corrected for.
+  bool corrected() {
+    return query(
+               "SELECT (SELECT array_agg(relid ORDER BY relid) FROM trellis.captured_partitions "
+               "WHERE NOT left_tree) IS NOT DISTINCT FROM (SELECT array_agg(relid ORDER BY "
+               "relid) FROM (SELECT relid::oid FROM pg_partition_tree('ev') WHERE level > 0) t) "
+               "AND NOT EXISTS (SELECT 1 "
+               "FROM trellis.captured_partitions WHERE left_tree) AND NOT EXISTS (SELECT 1 "
+               "FROM trellis.partition_corrections)")
+        .get_bool(0, 0);
+  }
+  void expect_exact(Trellis& t) {
+    ASSERT_TRUE(eventually([&] { return corrected(); }, std::chrono::seconds(60)))
+        << "partition events not corrected for";
+    await_status(t, "ev_copy", "live");
+    await_status(t, "ev_sums", "live");
+    await_converged(t);
+    expect_oracle("ev_copy");
+    expect_oracle("ev_sums");
+  }
+  // One event while two writers run, then the oracle.
+  void event_under_writes(Trellis& t, const std::string& event) {
+    {
+      Writers writers(url_, 2);
+      std::this_thread::yield();
+      sql(event);
+      // Writes go on past the event: those into a new partition, and those
+      // the event's correction races.
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(700);
+      eventually([&] { return std::chrono::steady_clock::now() > until; });
+    }
+    SCOPED_TRACE(event);
+    expect_exact(t);
+  }
+};
+
+TEST_F(Partitions, WritesThroughTheRootAMiddleAndStraightIntoLeavesAreCaptured) {
+  sql(kTree);
+  auto t = start(2);
+  define_both(*t);
+  expect_oracle("ev_copy");
+  expect_oracle("ev_sums");
+  // Capture is on every node: the root, both middles, the five leaves.
+  EXPECT_EQ(query("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'trellis\\_%' AND tgrelid IN "
+                  "(SELECT relid FROM pg_partition_tree('ev'))")
+                .get_int(0, 0),
+            8 * 4);
+  {
+    Writers writers(url_, 3);
+    eventually([&] { return query("SELECT count(*) > 3600 FROM ev").get_bool(0, 0); });
+  }
+  expect_exact(*t);
+  // A TRUNCATE of the root, then rows again.
+  sql("TRUNCATE ev; INSERT INTO ev SELECT g, g % 300, 1, 'again' FROM generate_series(1, 50) g");
+  expect_exact(*t);
+  EXPECT_EQ(query("SELECT count(*) FROM ev_copy").get_int(0, 0), 50);
+}
+
+TEST_F(Partitions, EachPartitionEventUnderConcurrentWritesEndsExact) {
+  sql(kTree);
+  auto t = start(2);
+  define_both(*t);
+  // A new partition, written through the root and straight into it at once.
+  event_under_writes(*t,
+                     "CREATE TABLE ev_d PARTITION OF ev FOR VALUES FROM (300) TO (400);"
+                     "INSERT INTO ev_d SELECT g, 300 + g % 100, 3, 'direct' FROM "
+                     "generate_series(1, 200) g");
+  // A table with rows attached: its rows appear in ev with no write at all.
+  sql("CREATE TABLE ev_e (id bigint NOT NULL, k int NOT NULL, v int, note text);"
+      "INSERT INTO ev_e SELECT g, 400 + g % 100, 4, 'attached' FROM generate_series(1, 500) g;"
+      "ALTER TABLE ev_e ADD PRIMARY KEY (k, id)");
+  event_under_writes(*t, "ALTER TABLE ev ATTACH PARTITION ev_e FOR VALUES FROM (400) TO (500)");
+  EXPECT_GE(query("SELECT count(*) FROM ev_copy WHERE note = 'attached'").get_int(0, 0), 1);
+  // A leaf detached: its rows leave ev; writes to it afterwards are not ev's.
+  event_under_writes(*t, "ALTER TABLE ev DETACH PARTITION ev_a");
+  sql("INSERT INTO ev_a VALUES (999999, 5, 5, 'detached')");
+  expect_exact(*t);
+  EXPECT_EQ(query("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'ev_a'::regclass AND tgname "
+                  "LIKE 'trellis\\_%'")
+                .get_int(0, 0),
+            0)
+      << "capture left on a detached partition";
+  // A middle with its leaves detached concurrently (two transactions).
+  event_under_writes(*t, "ALTER TABLE ev DETACH PARTITION ev_b CONCURRENTLY");
+  // A partitioned middle dropped with its leaves: their keys are gone with
+  // them, so the readers rebuild.
+  event_under_writes(*t, "DROP TABLE ev_c");
+  // One partition truncated.
+  event_under_writes(*t, "TRUNCATE ev_d");
+  EXPECT_EQ(query("SELECT count(*) FROM ev_copy WHERE k >= 300 AND k < 400 AND note = 'direct'")
+                .get_int(0, 0),
+            0);
+  // Nothing of the departed partitions' capture is left behind.
+  EXPECT_EQ(query("SELECT count(*) FROM pg_proc WHERE proname ~ '^capture_[0-9]+_[0-9]+_' AND "
+                  "NOT EXISTS (SELECT 1 FROM trellis.captured_partitions p WHERE proname LIKE "
+                  "'capture\\_%\\_' || p.relid || '\\_%')")
+                .get_int(0, 0),
+            0);
+}
+
+TEST_F(Partitions, AnEventIsListedAsCorrectingWhileItsKeysWaitForTheDrains) {
+  sql(kTree);
+  {
+    auto t = start(2);
+    define_both(*t);
+  }
+  // Only the staging worker runs: the correction's keys are staged and wait.
+  auto staging = start(0);
+  sql("CREATE TABLE ev_e (LIKE ev); INSERT INTO ev_e SELECT g, 400 + g % 100, 4, 'attached' "
+      "FROM generate_series(1, 300) g; ALTER TABLE ev_e ADD PRIMARY KEY (k, id);"
+      "ALTER TABLE ev ATTACH PARTITION ev_e FOR VALUES FROM (400) TO (500)");
+  ASSERT_TRUE(eventually([&] { return !staging->status("ev_copy")->correcting.empty(); },
+                         std::chrono::seconds(30)));
+  for (const char* target : {"ev_copy", "ev_sums"}) {
+    auto s = *staging->status(target);
+    EXPECT_EQ(s.status, "backfilling") << target;
+    ASSERT_EQ(s.correcting.size(), 1u) << target;
+    EXPECT_EQ(s.correcting[0].partition, "public.ev_e");
+    EXPECT_EQ(s.correcting[0].reason, "attached");
+    EXPECT_FALSE(s.correcting[0].since.empty());
+  }
+  EXPECT_NE(oracle_diff("ev_copy"), "");  // not corrected yet
+  // A paused transform lists none.
+  staging->apply("PAUSE TRANSFORM ev_sums");
+  EXPECT_TRUE(staging->status("ev_sums")->correcting.empty());
+  auto drains = start(2, /*staging=*/false);
+  ASSERT_TRUE(eventually([&] { return staging->status("ev_copy")->correcting.empty(); },
+                         std::chrono::seconds(60)));
+  await_status(*staging, "ev_copy", "live");
+  await_converged(*staging);
+  expect_oracle("ev_copy");
+}
+
+TEST_F(Partitions, APartitionsDisabledTriggerIsAuditedThenPausesItsReadersUntilResume) {
+  sql(kTree);
+  {
+    auto staging = start(2);
+    define_both(*staging);
+  }
+  // Drains only: no drift check pauses them, so the audit meets the fault.
+  auto t = start(2, /*staging=*/false);
+  auto trigger = query(
+                     "SELECT tgname FROM pg_trigger WHERE tgrelid = 'ev_b1'::regclass AND "
+                     "tgname LIKE 'trellis\\_ins%'")
+                     .get(0, 0);
+  sql("ALTER TABLE ev_b1 DISABLE TRIGGER " + trigger);
+  auto job = t->self_check("ev_copy", {});
+  auto done = t->await_self_check(job.id, std::chrono::seconds(60));
+  ASSERT_TRUE(done.report.has_value()) << done.error;
+  EXPECT_EQ(done.report->outcome, "diverged");
+  ASSERT_EQ(done.report->divergences.size(), 1u);
+  EXPECT_EQ(done.report->divergences[0].kind, "capture");
+  EXPECT_NE(done.report->divergences[0].detail.find(
+                trigger + " (INSERT) on partition public.ev_b1 of public.ev is not enabled"),
+            std::string::npos)
+      << done.report->divergences[0].detail;
+  // A write it misses.
+  const std::string into_b1 =
+      " g WHERE satisfies_hash_partition('ev_b'::regclass::oid, 2, 1, g::bigint)";
+  sql("INSERT INTO ev_b1 SELECT g, 150, 1, 'unseen' FROM generate_series(10001, 10100)" + into_b1);
+  // With the staging worker back, the drift check pauses both readers.
+  t->shutdown();
+  t = start(2);
+  await_status(*t, "ev_copy", "paused");
+  await_status(*t, "ev_sums", "paused");
+  auto failure = t->status("ev_copy")->capture_failure;
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->kind, "disruption");
+  EXPECT_NE(failure->error.find("partition public.ev_b1 of public.ev"), std::string::npos)
+      << failure->error;
+  // RESUME reinstalls capture on it and rebuilds: exact again.
+  t->apply("RESUME TRANSFORM ev_copy");
+  t->apply("RESUME TRANSFORM ev_sums");
+  await_status(*t, "ev_copy", "live");
+  await_status(*t, "ev_sums", "live");
+  sql("INSERT INTO ev_b1 SELECT g, 160, 1, 'seen' FROM generate_series(10101, 10200)" + into_b1);
+  expect_exact(*t);
+}
+
+TEST_F(Partitions, ADetachAndAttachBetweenTwoLooksIsStillCorrected) {
+  sql(kTree);
+  auto t = start(2);
+  define_both(*t);
+  // Detached and attached again at once, so no look sees it away; what
+  // drains did while its rows were away (here: deleted their target rows)
+  // is undone because its pg_inherits row is new.
+  sql("BEGIN; ALTER TABLE ev DETACH PARTITION ev_a; DELETE FROM ev_copy WHERE k < 100;"
+      "ALTER TABLE ev ATTACH PARTITION ev_a FOR VALUES FROM (0) TO (100); COMMIT");
+  ASSERT_TRUE(eventually(
+      [&] { return query("SELECT count(*) > 0 FROM ev_copy WHERE k < 100").get_bool(0, 0); },
+      std::chrono::seconds(30)));
+  expect_exact(*t);
+}
+
+TEST_F(Partitions, AHundredLeafTableIsCapturedAndCorrected) {
+  sql("CREATE TABLE wide (id int PRIMARY KEY, grp int NOT NULL, amount int) PARTITION BY RANGE "
+      "(id); CREATE INDEX ON wide (grp);"
+      "DO $$ BEGIN FOR i IN 0..99 LOOP EXECUTE format('CREATE TABLE wide_%s PARTITION OF wide "
+      "FOR VALUES FROM (%s) TO (%s)', i, i * 1000, (i + 1) * 1000); END LOOP; END $$;"
+      "INSERT INTO wide SELECT g, g % 37, g % 101 FROM generate_series(0, 99999) g");
+  auto t = start(2);
+  t->apply("TRANSFORM wide_copy FROM wide SELECT amount + grp AS a");
+  t->apply("TRANSFORM wide_sums FROM wide GROUP BY grp SELECT COUNT(*) AS n, SUM(amount) AS s");
+  await_status(*t, "wide_copy", "live");
+  await_status(*t, "wide_sums", "live");
+  EXPECT_EQ(query("SELECT count(*) FROM trellis.captured_partitions").get_int(0, 0), 100);
+  // Writes straight into many leaves, then a leaf added and one detached.
+  sql("DO $$ BEGIN FOR i IN 0..99 LOOP EXECUTE format('UPDATE wide_%s SET amount = amount + 1 "
+      "WHERE id %% 7 = 0', i); EXECUTE format('DELETE FROM wide_%s WHERE id %% 11 = 0', i); END "
+      "LOOP; END $$;"
+      "CREATE TABLE wide_100 PARTITION OF wide FOR VALUES FROM (100000) TO (101000);"
+      "INSERT INTO wide_100 SELECT g, 5, 1 FROM generate_series(100000, 100999) g;"
+      "ALTER TABLE wide DETACH PARTITION wide_42");
+  ASSERT_TRUE(eventually(
+      [&] {
+        return query(
+                   "SELECT count(*) = 100 AND NOT bool_or(left_tree) FROM "
+                   "trellis.captured_partitions")
+                   .get_bool(0, 0) &&
+               query("SELECT NOT EXISTS (SELECT 1 FROM trellis.partition_corrections)")
+                   .get_bool(0, 0);
+      },
+      std::chrono::seconds(60)));
+  await_converged(*t);
+  expect_oracle("wide_copy");
+  expect_oracle("wide_sums");
+}
+
+}  // namespace trellis::test
