@@ -210,8 +210,11 @@ std::vector<std::string> describe_status(const Status& s, const ProgressRates* r
             ? "RESUME TRANSFORM " + s.target + " (the fuse tripped; it rebuilds)"
             : "`trellis quarantine release " + s.target + " TABLE KEY`"));
   for (const auto& c : s.correcting)
-    out.push_back(fmt::format("correcting for partition {}{}{}", c.partition,
-                              c.reason.empty() ? "" : " (" + c.reason + ")", since(c.since)));
+    out.push_back(
+        fmt::format("correcting for partition {}{}{}: the keys it {} are re-derived; "
+                    "live again once they are",
+                    c.partition, c.reason.empty() ? "" : " (" + c.reason + ")", since(c.since),
+                    c.reason == "attached" ? "holds" : "held"));
   if (!s.paused_upstream_columns.empty())
     out.push_back(fmt::format("reads paused upstream column{} {}; RESUME them to catch up",
                               s.paused_upstream_columns.size() == 1 ? "" : "s",

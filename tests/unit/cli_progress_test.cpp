@@ -51,4 +51,27 @@ TEST(StatusView, BuildAndBacklogLinesShowRateAndTimeLeft) {
             "2000 keys/s");
 }
 
+TEST(StatusView, EachPartitionBeingCorrectedForIsALineAndAJsonEntry) {
+  Status s;
+  s.target = "public.t";
+  s.status = "backfilling";
+  s.correcting = {{"public.ev_e", "attached", "2026-12-05 08:00:00+00"},
+                  {"public.ev_a", "dropped", "2026-12-05 08:00:01+00"}};
+  std::vector<std::string> lines;  // besides the build's progress line
+  for (const auto& l : describe_status(s))
+    if (l.rfind("correcting", 0) == 0) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0],
+            "correcting for partition public.ev_e (attached) since 2026-12-05 08:00:00+00: the "
+            "keys it holds are re-derived; live again once they are");
+  EXPECT_EQ(lines[1],
+            "correcting for partition public.ev_a (dropped) since 2026-12-05 08:00:01+00: the "
+            "keys it held are re-derived; live again once they are");
+  auto j = status_json(s);
+  ASSERT_EQ(j["correcting"].size(), 2u);
+  EXPECT_EQ(j["correcting"][0]["partition"], "public.ev_e");
+  EXPECT_EQ(j["correcting"][0]["reason"], "attached");
+  EXPECT_EQ(j["correcting"][1]["since"], "2026-12-05 08:00:01+00");
+}
+
 }  // namespace trellis::cli
