@@ -2,11 +2,17 @@
 // database"): a token is a ring segment (ring/convergence); the wait polls
 // until every segment up to it is drained, then follows the segments the
 // drains wrote into (chained targets), up to the depth of the transform graph.
+// A partition event (ATTACH, DETACH, DROP) writes no ring row until the
+// staging worker notices it, so the wait first lets every partition tree
+// match its records and every correction close (capture/partitions); what
+// those corrections staged is then covered by a fresh token.
 #include "ring/convergence.hpp"
 
+#include <algorithm>
 #include <thread>
 
 #include "api/instance.hpp"
+#include "catalog/partitions.hpp"
 
 namespace trellis::api {
 
@@ -20,6 +26,17 @@ bool wait_converged(Trellis::Impl& impl, const Token& token, std::chrono::millis
   auto conn = impl.pool.acquire();
   int hops = impl.store.transform_count(*conn);
   int64_t target = token.segment;
+  catalog::Partitions partitions(impl.store.schema());
+  for (bool waited = false;;) {
+    auto attention = partitions.attention(*conn);
+    if (!attention.tree_changed && !attention.corrections) {
+      if (waited) target = std::max(target, ring::token_segment(*conn, impl.store));
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    waited = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   for (int hop = 0; hop <= hops; ++hop) {
     while (!ring::drained_through(*conn, impl.store, target)) {
       if (std::chrono::steady_clock::now() >= deadline) return false;

@@ -147,7 +147,7 @@ bool PartitionCapture::uninstall(pg::Connection& conn, const catalog::CapturedTa
 
 PartitionCapture::Attention PartitionCapture::attention(pg::Connection& conn) {
   auto a = partitions_.attention(conn);
-  return {a.first, a.second};
+  return {a.tree_changed, a.departed || a.corrections};
 }
 
 // The keys a partition holds or held, staged as changes of its root: the

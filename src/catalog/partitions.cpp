@@ -95,17 +95,16 @@ std::vector<PartitionNode> Partitions::recorded(pg::Connection& conn, std::optio
   return nodes_from(r, true);
 }
 
-std::pair<bool, bool> Partitions::attention(pg::Connection& conn) {
+Partitions::Attention Partitions::attention(pg::Connection& conn) {
   auto r = conn.exec_prepared(fmt::format(
       "WITH now AS ({0}) SELECT EXISTS (SELECT 1 FROM now WHERE NOT EXISTS (SELECT 1 FROM {1} p "
       "WHERE p.table_id = now.table_id AND p.relid = now.relid AND p.link = now.link AND NOT "
-      "p.left_tree)) OR EXISTS "
-      "(SELECT 1 FROM {1} p WHERE NOT p.left_tree AND NOT EXISTS (SELECT 1 FROM now WHERE "
-      "now.table_id = p.table_id AND now.relid = p.relid)), EXISTS (SELECT 1 FROM {1} p WHERE "
-      "p.left_tree) OR EXISTS (SELECT 1 FROM {2})",
+      "p.left_tree)) OR EXISTS (SELECT 1 FROM {1} p WHERE NOT p.left_tree AND NOT EXISTS (SELECT "
+      "1 FROM now WHERE now.table_id = p.table_id AND now.relid = p.relid)), EXISTS (SELECT 1 "
+      "FROM {1} p WHERE p.left_tree), EXISTS (SELECT 1 FROM {2})",
       tree_sql(table("captured_tables"), "ct.installed_signature IS NOT NULL"),
       table("captured_partitions"), table("partition_corrections")));
-  return {r.get_bool(0, 0), r.get_bool(0, 1)};
+  return {r.get_bool(0, 0), r.get_bool(0, 1), r.get_bool(0, 2)};
 }
 
 std::optional<std::string> Partitions::without_capture(pg::Connection& conn, int table_id,

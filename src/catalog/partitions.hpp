@@ -7,7 +7,6 @@
 
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "pg/connection.hpp"
@@ -56,10 +55,16 @@ class Partitions {
   std::vector<PartitionNode> tree(pg::Connection& conn, std::optional<int> table_id = {});
   // The partitions recorded for captured table `table_id` (all, when none).
   std::vector<PartitionNode> recorded(pg::Connection& conn, std::optional<int> table_id = {});
-  // Whether some root's tree differs from its records (first), and whether
-  // corrections or departed partitions wait (second): one read, so the
-  // staging worker can look often.
-  std::pair<bool, bool> attention(pg::Connection& conn);
+  // One read, so the staging worker and await can look often: whether some
+  // root's tree differs from its records (a partition event not noticed
+  // yet), whether departed partitions keep their capture still, and
+  // whether corrections are open.
+  struct Attention {
+    bool tree_changed = false;
+    bool departed = false;
+    bool corrections = false;
+  };
+  Attention attention(pg::Connection& conn);
 
   // The first recorded partition of `table_id` (still in its tree) that does
   // not carry four enabled-ALWAYS triggers named like `trigger_like`.
