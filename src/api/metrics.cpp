@@ -112,6 +112,9 @@ class CatalogCollectable : public prometheus::Collectable {
       f.gauge("trellis_capture_waiting",
               "1 while installing capture for the transform waits for a lock",
               r.capture_wait ? 1 : 0, {{"target", r.target}});
+      f.gauge("trellis_partitions_correcting",
+              "Partition events the transform is being corrected for (status() correcting)",
+              static_cast<double>(r.correcting.size()), {{"target", r.target}});
       if (r.def.status == catalog::Status::paused || r.def.status == catalog::Status::quarantined)
         ++paused[pause_cause(r)];
     }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "support/harness.hpp"
+#include "support/http_get.hpp"
 
 namespace trellis::test {
 
@@ -242,6 +243,9 @@ TEST_F(Partitions, AnEventIsListedAsCorrectingWhileItsKeysWaitForTheDrains) {
     EXPECT_FALSE(s.correcting[0].since.empty());
   }
   EXPECT_NE(oracle_diff("ev_copy"), "");  // not corrected yet
+  std::string metrics = staging->metrics_text();
+  EXPECT_EQ(sample(metrics, "trellis_partitions_correcting", {"target=\"public.ev_copy\""}), 1)
+      << metrics;
   // A paused transform lists none.
   staging->apply("PAUSE TRANSFORM ev_sums");
   EXPECT_TRUE(staging->status("ev_sums")->correcting.empty());
