@@ -77,6 +77,11 @@ bool PartitionCapture::install(pg::Connection& conn, const catalog::CapturedTabl
     // trigger saw (created, or attached with rows, or written straight into
     // before this install): its keys are re-derived.
     bool attached = !known && root.installed_signature.has_value();
+    if (attached) {  // listed as correcting from now on, while its install may wait
+      pg::Transaction txn(conn);
+      partitions_.open_attached(conn, node);
+      txn.commit();
+    }
     if (install_node(conn, as, node, reads, layout, attached))
       ++installed;
     else
@@ -101,7 +106,7 @@ bool PartitionCapture::install_node(pg::Connection& conn, const catalog::Capture
   bool installed = pg::try_under_lock_timeout(conn, [&] {
     put_capture(conn, qualified, sql);
     partitions_.record_installed(conn, node, signature, sql.objects.function_digest);
-    if (attached) partitions_.open_correction(conn, node, "attached");
+    if (attached) partitions_.fence_attached(conn, node.table_id, node.relid);
   });
   if (!installed) {
     spdlog::info(
@@ -163,6 +168,13 @@ PartitionCapture::Attention PartitionCapture::attention(pg::Connection& conn) {
 bool PartitionCapture::stage(pg::Connection& conn, const catalog::CapturedTable& root,
                              const catalog::PartitionCorrection& c) {
   if (!c.fence_passed) return false;  // a drain that read before the event may still write
+  // A new partition's keys are read only once its own capture is in place,
+  // so a write straight into it is either staged or read here (one that
+  // left again first goes on without: its constraint was never recorded,
+  // so its source readers rebuild).
+  if (c.reason == "attached" && !partitions_.captured_as_attached(conn, root.id, c.relid) &&
+      partitions_.is_partition(conn, c.relid))
+    return false;
   auto where = conn.exec(
       "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON "
       "n.oid = c.relnamespace WHERE c.oid = $1::oid",

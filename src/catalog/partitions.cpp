@@ -175,6 +175,41 @@ void Partitions::open_correction(pg::Connection& conn, const PartitionNode& node
             {std::to_string(node.table_id), std::to_string(node.relid), node.display(), reason});
 }
 
+void Partitions::open_attached(pg::Connection& conn, const PartitionNode& node) {
+  conn.exec(fmt::format("INSERT INTO {} (table_id, relid, node_name, reason) SELECT $1::int, "
+                        "$2::oid, $3, 'attached' WHERE NOT EXISTS (SELECT 1 FROM {} WHERE "
+                        "table_id = $1::int AND relid = $2::oid AND reason = 'attached' AND "
+                        "staged_through IS NULL)",
+                        table("partition_corrections"), table("partition_corrections")),
+            {std::to_string(node.table_id), std::to_string(node.relid), node.display()});
+}
+
+void Partitions::fence_attached(pg::Connection& conn, int table_id, unsigned relid) {
+  conn.exec(fmt::format("UPDATE {} SET fence = clock_timestamp(), constraint_def = (SELECT "
+                        "constraint_def FROM {} WHERE table_id = $1::int AND relid = $2::oid) "
+                        "WHERE table_id = $1::int AND relid = $2::oid AND reason = 'attached' "
+                        "AND staged_through IS NULL",
+                        table("partition_corrections"), table("captured_partitions")),
+            {std::to_string(table_id), std::to_string(relid)});
+}
+
+bool Partitions::captured_as_attached(pg::Connection& conn, int table_id, unsigned relid) {
+  return conn
+      .exec(fmt::format("SELECT EXISTS (SELECT 1 FROM {} p JOIN pg_inherits i ON i.inhrelid = "
+                        "p.relid WHERE p.table_id = $1::int AND p.relid = $2::oid AND NOT "
+                        "p.left_tree AND p.link = i.xmin::text)",
+                        table("captured_partitions")),
+            {std::to_string(table_id), std::to_string(relid)})
+      .get_bool(0, 0);
+}
+
+bool Partitions::is_partition(pg::Connection& conn, unsigned relid) {
+  return conn
+      .exec("SELECT EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = $1::oid)",
+            {std::to_string(relid)})
+      .get_bool(0, 0);
+}
+
 std::vector<PartitionCorrection> Partitions::unstaged(pg::Connection& conn) {
   auto r = conn.exec(fmt::format(
       "SELECT id, table_id, relid::bigint, node_name, reason, "

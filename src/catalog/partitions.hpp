@@ -85,6 +85,19 @@ class Partitions {
 
   // Opens a correction whose keys are still to stage.
   void open_correction(pg::Connection& conn, const PartitionNode& node, const std::string& reason);
+  // Opens an `attached` correction for `node` unless one is open and not
+  // staged yet: listed from the moment a new partition is seen, while its
+  // capture may still wait for a lock.
+  void open_attached(pg::Connection& conn, const PartitionNode& node);
+  // Capture on the partition of an open `attached` correction is installed
+  // now: its keys may be read once the worker transactions older than this
+  // commit have ended, so the fence moves here.
+  void fence_attached(pg::Connection& conn, int table_id, unsigned relid);
+  // Whether capture on partition `relid` is installed for its current
+  // attachment (its recorded link is its pg_inherits row's xmin now).
+  bool captured_as_attached(pg::Connection& conn, int table_id, unsigned relid);
+  // Whether table `relid` is a partition of anything now.
+  bool is_partition(pg::Connection& conn, unsigned relid);
   std::vector<PartitionCorrection> unstaged(pg::Connection& conn);
   void mark_staged(pg::Connection& conn, int64_t id, int64_t segment, bool rebuilding);
   // Deletes the corrections the drains are done with; returns how many.

@@ -334,6 +334,37 @@ TEST_F(Partitions, AwaitRightAfterAPartitionEventCoversItsCorrection) {
   expect_oracle("ev_sums");
 }
 
+TEST_F(Partitions, ANewPartitionWhoseCaptureWaitsForALockIsListedWhileWritersKeepMoving) {
+  sql(kTree);
+  auto t = start(2);
+  define_both(*t);
+  sql("CREATE TABLE ev_d PARTITION OF ev FOR VALUES FROM (300) TO (400)");
+  // A writer of the new partition that does not commit: capture on it waits.
+  auto blocker = pg::Connection::open(url_, {.search_path = "public"});
+  blocker->exec_script("BEGIN; INSERT INTO ev_d VALUES (1, 301, 1, 'open')");
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto s = t->status("ev_copy");
+        return !s->correcting.empty() && s->correcting[0].partition == "public.ev_d" &&
+               s->correcting[0].reason == "attached" && s->status == "backfilling";
+      },
+      std::chrono::seconds(30)));
+  // Writes straight into it and through the root go on meanwhile: each
+  // install attempt queues ahead of them for at most its lock timeout.
+  for (int i = 0; i < 50; ++i)
+    sql("INSERT INTO ev_d VALUES (" + std::to_string(100 + i) + ", 350, 2, 'direct');" +
+        "INSERT INTO ev VALUES (" + std::to_string(9000 + i) + ", 305, 3, 'root')");
+  EXPECT_EQ(query("SELECT count(*) FROM trellis.captured_partitions WHERE relid = "
+                  "'ev_d'::regclass")
+                .get_int(0, 0),
+            0)
+      << "capture was installed while a writer held the partition";
+  blocker->exec_script("COMMIT");
+  ASSERT_TRUE(eventually([&] { return corrected(); }, std::chrono::seconds(60)));
+  expect_exact(*t);
+  EXPECT_EQ(query("SELECT count(*) FROM ev_copy WHERE k >= 300").get_int(0, 0), 101);
+}
+
 TEST_F(Partitions, APartitionedJoinedTableIsCapturedAndItsEventsCorrectItsReaders) {
   sql("CREATE TABLE products (id int PRIMARY KEY, cat text, price int) PARTITION BY HASH (id);"
       "CREATE TABLE products_0 PARTITION OF products FOR VALUES WITH (MODULUS 3, REMAINDER 0);"
