@@ -66,7 +66,12 @@ bool Reconciler::reconcile(pg::Connection& conn) {
         waiting = waiting || d.status == catalog::Status::waiting_to_backfill;
       }
     if (readers.empty()) {
-      if (table.installed_signature) settled = uninstall(conn, table) && settled;
+      // Partitions may carry capture while their root does not yet (its
+      // install waited for a lock when the last reader paused).
+      if (table.installed_signature)
+        settled = uninstall(conn, table) && settled;
+      else
+        settled = partitions_.uninstall(conn, table) && settled;
       continue;
     }
     if (waiting) settled = false;  // its build starts once the status moved

@@ -99,11 +99,12 @@ Partitions::Attention Partitions::attention(pg::Connection& conn) {
   auto r = conn.exec_prepared(fmt::format(
       "WITH now AS ({0}) SELECT EXISTS (SELECT 1 FROM now WHERE NOT EXISTS (SELECT 1 FROM {1} p "
       "WHERE p.table_id = now.table_id AND p.relid = now.relid AND p.link = now.link AND NOT "
-      "p.left_tree)) OR EXISTS (SELECT 1 FROM {1} p WHERE NOT p.left_tree AND NOT EXISTS (SELECT "
-      "1 FROM now WHERE now.table_id = p.table_id AND now.relid = p.relid)), EXISTS (SELECT 1 "
-      "FROM {1} p WHERE p.left_tree), EXISTS (SELECT 1 FROM {2})",
+      "p.left_tree)) OR EXISTS (SELECT 1 FROM {1} p JOIN {3} ct ON ct.id = p.table_id AND "
+      "ct.installed_signature IS NOT NULL WHERE NOT p.left_tree AND NOT EXISTS (SELECT 1 FROM "
+      "now WHERE now.table_id = p.table_id AND now.relid = p.relid)), EXISTS (SELECT 1 FROM {1} "
+      "p WHERE p.left_tree), EXISTS (SELECT 1 FROM {2})",
       tree_sql(table("captured_tables"), "ct.installed_signature IS NOT NULL"),
-      table("captured_partitions"), table("partition_corrections")));
+      table("captured_partitions"), table("partition_corrections"), table("captured_tables")));
   return {r.get_bool(0, 0), r.get_bool(0, 1), r.get_bool(0, 2)};
 }
 

@@ -365,6 +365,36 @@ TEST_F(Partitions, ANewPartitionWhoseCaptureWaitsForALockIsListedWhileWritersKee
   EXPECT_EQ(query("SELECT count(*) FROM ev_copy WHERE k >= 300").get_int(0, 0), 101);
 }
 
+TEST_F(Partitions, PausedWhilePartOfItsCaptureWaitedLeavesNoCaptureBehind) {
+  sql(kTree);
+  auto t = start(2);
+  // One partition's install waits: the root's is not done when the only
+  // reader is paused.
+  auto blocker = pg::Connection::open(url_, {.search_path = "public"});
+  blocker->exec_script("BEGIN; INSERT INTO ev_c_hi VALUES (100000, 250, 1, 'open')");
+  t->apply(kCopy);
+  ASSERT_TRUE(eventually([&] {
+    return query("SELECT count(*) > 0 FROM trellis.captured_partitions").get_bool(0, 0) &&
+           t->status("ev_copy")->capture_wait.has_value();
+  }));
+  t->apply("PAUSE TRANSFORM ev_copy");
+  await_converged(*t);  // nothing waits on partitions nobody reads
+  // Removing capture from the partitions waits for the writer too (its
+  // insert locks the partition's parent); then none is left.
+  blocker->exec_script("COMMIT");
+  ASSERT_TRUE(eventually([&] {
+    return query(
+               "SELECT NOT EXISTS (SELECT 1 FROM trellis.captured_partitions) AND NOT EXISTS "
+               "(SELECT 1 FROM pg_trigger WHERE tgname LIKE 'trellis\\_%' AND tgrelid IN "
+               "(SELECT relid FROM pg_partition_tree('ev')))")
+        .get_bool(0, 0);
+  }));
+  t->apply("RESUME TRANSFORM ev_copy");
+  await_status(*t, "ev_copy", "live");
+  await_converged(*t);
+  expect_oracle("ev_copy");
+}
+
 TEST_F(Partitions, APartitionedJoinedTableIsCapturedAndItsEventsCorrectItsReaders) {
   sql("CREATE TABLE products (id int PRIMARY KEY, cat text, price int) PARTITION BY HASH (id);"
       "CREATE TABLE products_0 PARTITION OF products FOR VALUES WITH (MODULUS 3, REMAINDER 0);"
