@@ -125,11 +125,17 @@ bool PartitionCapture::remove_node(pg::Connection& conn, const catalog::Captured
   auto objects = compile::capture_objects(as, ring_);
   try {
     return pg::try_under_lock_timeout(conn, [&] {
-      for (const auto& d : objects.drop) {
-        // The triggers go with a dropped table; its functions stay to drop.
-        if (!node.exists && d.rfind("DROP TRIGGER", 0) == 0) continue;
-        conn.exec(d);
+      // Only the triggers calling this root's functions: a partition that
+      // moved to another captured table carries that one's, of the same
+      // names. A dropped table took its triggers along.
+      if (node.exists) {
+        auto own = conn.exec(objects.own_triggers);
+        for (int i = 0; i < own.rows(); ++i)
+          conn.exec(
+              fmt::format("DROP TRIGGER {} ON {}", base::ident(own.get(i, 0)), node.qualified()));
       }
+      for (const auto& d : objects.drop)
+        if (d.rfind("DROP FUNCTION", 0) == 0) conn.exec(d);
       partitions_.forget(conn, node.table_id, node.relid);
     });
   } catch (const pg::SqlError& e) {

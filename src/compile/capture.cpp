@@ -370,10 +370,17 @@ CaptureObjects capture_objects(const catalog::CapturedTable& t, const RingShape&
   o.trigger_audit = trigger_audit(t, ring);
   o.trigger_like = "trellis\\_%\\_" + ring.catalog_schema;
   o.catalog_schema = ring.catalog_schema;
+  // Triggers of this instance that call this table's own functions: a
+  // partition moved here from another captured table still carries that
+  // one's triggers, which stage under the other table's id.
+  o.own_triggers = fmt::format(
+      "SELECT tgname FROM pg_trigger WHERE tgrelid = to_regclass({}) AND tgfoid IN ({}) ORDER BY "
+      "tgname",
+      literal(qualified(t.schema, t.name)), functions);
   o.trigger_probe = fmt::format(
       "SELECT count(*) FROM pg_trigger WHERE tgrelid = {}::regclass AND tgname LIKE {} AND "
-      "tgenabled = 'A'",
-      literal(qualified(t.schema, t.name)), literal(o.trigger_like));
+      "tgenabled = 'A' AND tgfoid IN ({})",
+      literal(qualified(t.schema, t.name)), literal(o.trigger_like), functions);
   return o;
 }
 

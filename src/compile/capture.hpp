@@ -25,9 +25,12 @@ struct PlacedColumn {
 // The objects capture puts on a table and the probes that check them.
 struct CaptureObjects {
   std::vector<std::string> drop;  // DROP TRIGGER / FUNCTION IF EXISTS
-  std::string trigger_probe;      // counts this instance's enabled triggers on the table
+  std::string trigger_probe;      // counts this instance's enabled triggers calling its functions
   std::string trigger_like;       // a LIKE pattern matching this instance's trigger names
-  std::string catalog_schema;     // the instance whose capture this is
+  // The names of the triggers on the table that call these functions (a
+  // partition that moved to another captured table carries that one's).
+  std::string own_triggers;
+  std::string catalog_schema;  // the instance whose capture this is
   // One text digest of the installed trigger functions' bodies (NULL when
   // none is installed): stored at install, compared by the drift check to
   // notice a function replaced outside Trellis.

@@ -336,12 +336,16 @@ TEST_F(Partitions, AwaitRightAfterAPartitionEventCoversItsCorrection) {
 
 TEST_F(Partitions, ANewPartitionWhoseCaptureWaitsForALockIsListedWhileWritersKeepMoving) {
   sql(kTree);
-  auto t = start(2);
-  define_both(*t);
+  {
+    auto first = start(2);
+    define_both(*first);
+  }
+  // No staging worker runs until a writer of the new partition holds it
+  // without committing: capture on it waits.
   sql("CREATE TABLE ev_d PARTITION OF ev FOR VALUES FROM (300) TO (400)");
-  // A writer of the new partition that does not commit: capture on it waits.
   auto blocker = pg::Connection::open(url_, {.search_path = "public"});
   blocker->exec_script("BEGIN; INSERT INTO ev_d VALUES (1, 301, 1, 'open')");
+  auto t = start(2);
   ASSERT_TRUE(eventually(
       [&] {
         auto s = t->status("ev_copy");
@@ -393,6 +397,29 @@ TEST_F(Partitions, PausedWhilePartOfItsCaptureWaitedLeavesNoCaptureBehind) {
   await_status(*t, "ev_copy", "live");
   await_converged(*t);
   expect_oracle("ev_copy");
+}
+
+TEST_F(Partitions, APartitionMovedToAnotherCapturedTableStagesUnderItsNewRoot) {
+  sql(kTree);
+  sql("CREATE TABLE ev2 (id bigint NOT NULL, k int NOT NULL, v int, note text, PRIMARY KEY (k, "
+      "id)) PARTITION BY RANGE (k); CREATE TABLE ev2_rest PARTITION OF ev2 FOR VALUES FROM (100) "
+      "TO (1000); INSERT INTO ev2 VALUES (1, 500, 5, 'two')");
+  auto t = start(2);
+  define_both(*t);
+  t->apply("TRANSFORM ev2_copy FROM ev2 SELECT v AS v, note AS note");
+  await_status(*t, "ev2_copy", "live");
+  // Moved in one go, before any look: its triggers still call ev's
+  // functions, so it must get ev2's.
+  sql("BEGIN; ALTER TABLE ev DETACH PARTITION ev_a; ALTER TABLE ev2 ATTACH PARTITION ev_a FOR "
+      "VALUES FROM (0) TO (100); COMMIT");
+  ASSERT_TRUE(
+      eventually([&] { return corrected() && corrected("ev2"); }, std::chrono::seconds(60)));
+  sql("UPDATE ev_a SET v = v + 1000, note = 'moved' WHERE id % 3 = 0");
+  expect_exact(*t);
+  await_status(*t, "ev2_copy", "live");
+  expect_oracle("ev2_copy");
+  EXPECT_GT(query("SELECT count(*) FROM ev2_copy WHERE note = 'moved'").get_int(0, 0), 0);
+  EXPECT_EQ(query("SELECT count(*) FROM ev_copy WHERE k < 100").get_int(0, 0), 0);
 }
 
 TEST_F(Partitions, APartitionedJoinedTableIsCapturedAndItsEventsCorrectItsReaders) {

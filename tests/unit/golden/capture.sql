@@ -117,7 +117,7 @@ DROP FUNCTION IF EXISTS "trellis"."capture_1_del"()
 DROP FUNCTION IF EXISTS "trellis"."capture_1_trunc"()
 
 -- trigger probe
-SELECT count(*) FROM pg_trigger WHERE tgrelid = '"public"."orders"'::regclass AND tgname LIKE 'trellis\_%\_trellis' AND tgenabled = 'A'
+SELECT count(*) FROM pg_trigger WHERE tgrelid = '"public"."orders"'::regclass AND tgname LIKE 'trellis\_%\_trellis' AND tgenabled = 'A' AND tgfoid IN (to_regprocedure('"trellis"."capture_1_ins"()'), to_regprocedure('"trellis"."capture_1_upd"()'), to_regprocedure('"trellis"."capture_1_del"()'), to_regprocedure('"trellis"."capture_1_trunc"()'))
 
 -- function digest
 SELECT string_agg(p.proname || ':' || md5(p.prosrc), ',' ORDER BY p.proname) FROM pg_proc p WHERE p.oid IN (to_regprocedure('"trellis"."capture_1_ins"()'), to_regprocedure('"trellis"."capture_1_upd"()'), to_regprocedure('"trellis"."capture_1_del"()'), to_regprocedure('"trellis"."capture_1_trunc"()'))
