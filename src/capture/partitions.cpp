@@ -210,15 +210,12 @@ bool PartitionCapture::stage(pg::Connection& conn, const catalog::CapturedTable&
     int64_t seg = conn.exec(fmt::format("SELECT pg_sequence_last_value({}::regclass)",
                                         base::literal(store_.table("active_segment"))))
                       .get_int(0, 0);
-    int slot = catalog::ring_slot(seg);
-    if (exists)
-      keys += conn.exec(compile::stage_partition_keys(
-                            root, base::qualified(where.get(0, 0), where.get(0, 1)), ring_, slot))
-                  .affected();
-    for (const auto& [d, held_from] : by_constraint)
-      keys += conn.exec(compile::stage_held_keys(root.id, d->key, held_from, *c.constraint_def,
-                                                 ring_, slot))
-                  .affected();
+    std::vector<compile::HeldKeys> held;
+    for (const auto& [d, held_from] : by_constraint) held.push_back({d->key, held_from});
+    keys = conn.exec(compile::stage_partition_keys(
+                         root, exists ? base::qualified(where.get(0, 0), where.get(0, 1)) : "",
+                         held, c.constraint_def.value_or("false"), ring_, catalog::ring_slot(seg)))
+               .affected();
     int rebuilt = lifecycle_.rebuild(conn, rebuild);
     partitions_.mark_staged(conn, c.id, keys > 0 ? seg : 0, rebuilt > 0);
   };

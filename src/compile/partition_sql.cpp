@@ -9,31 +9,21 @@
 
 namespace trellis::compile {
 
-namespace {
-
-std::string insert_ring_rows(int table_id, const std::string& keys, const RingShape& ring,
-                             int slot) {
-  return fmt::format("INSERT INTO {} (tbl, key, bucket, op) SELECT {}, c.k, {}, 'u' FROM ({}) c",
-                     base::qualified(ring.catalog_schema, catalog::ring_slot_table(slot)), table_id,
-                     key_bucket("c.k", catalog::kRingBuckets), keys);
-}
-
-}  // namespace
-
 std::string stage_partition_keys(const catalog::CapturedTable& root, const std::string& partition,
+                                 const std::vector<HeldKeys>& held, const std::string& constraint,
                                  const RingShape& ring, int slot) {
-  return insert_ring_rows(
-      root.id, fmt::format("SELECT {} AS k FROM {} r", encode_key(root.key, "r"), partition), ring,
-      slot);
-}
-
-std::string stage_held_keys(int table_id, const std::vector<catalog::Column>& key,
-                            const std::string& held_from, const std::string& constraint,
-                            const RingShape& ring, int slot) {
-  return insert_ring_rows(table_id,
-                          fmt::format("SELECT DISTINCT {} AS k FROM {} r WHERE {}",
-                                      encode_key(key, "r"), held_from, constraint),
-                          ring, slot);
+  std::vector<std::string> parts;
+  if (!partition.empty())
+    parts.push_back(fmt::format("SELECT {} AS k FROM {} r", encode_key(root.key, "r"), partition));
+  for (const auto& h : held)
+    parts.push_back(fmt::format("SELECT {} AS k FROM {} r WHERE {}", encode_key(h.key, "r"), h.from,
+                                constraint));
+  return fmt::format("INSERT INTO {} (tbl, key, bucket, op) SELECT {}, c.k, {}, 'u' FROM ({}) c",
+                     base::qualified(ring.catalog_schema, catalog::ring_slot_table(slot)), root.id,
+                     key_bucket("c.k", catalog::kRingBuckets),
+                     parts.empty() ? "SELECT NULL::text[] AS k WHERE false"
+                                   : base::join<std::string>(
+                                         parts, " UNION ", [](const std::string& p) { return p; }));
 }
 
 }  // namespace trellis::compile

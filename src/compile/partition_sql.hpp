@@ -12,18 +12,21 @@
 
 namespace trellis::compile {
 
-// INSERT of one ring row per key of the rows in `partition` (a partitioned
-// middle's: all of its partitions', which were away with it) into ring slot
-// `slot`, under `root`'s id and with its key columns.
-std::string stage_partition_keys(const catalog::CapturedTable& root, const std::string& partition,
-                                 const RingShape& ring, int slot);
+// The keys a transform holds: the rows of `from` (TransformSql::
+// held_keys_from) under the source key `key`'s column names.
+struct HeldKeys {
+  std::vector<catalog::Column> key;
+  std::string from;
+};
 
-// INSERT of one ring row, under captured table `table_id`, per distinct
-// source key `key` that the rows of `held_from` (TransformSql::held_keys_from)
-// hold and that satisfy `constraint` (a partition constraint over the key's
-// columns, unqualified): the keys a transform holds that a partition held.
-std::string stage_held_keys(int table_id, const std::vector<catalog::Column>& key,
-                            const std::string& held_from, const std::string& constraint,
-                            const RingShape& ring, int slot);
+// INSERT of one ring row per distinct key, under `root`'s id, into ring
+// slot `slot`: the keys of the rows in `partition` (when not empty; a
+// partitioned middle's are all of its partitions', which were away with
+// it), and the keys each of `held` holds that satisfy `constraint` (a
+// partition constraint over the key's columns, unqualified). A key in
+// several of them is staged once.
+std::string stage_partition_keys(const catalog::CapturedTable& root, const std::string& partition,
+                                 const std::vector<HeldKeys>& held, const std::string& constraint,
+                                 const RingShape& ring, int slot);
 
 }  // namespace trellis::compile
