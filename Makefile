@@ -3,7 +3,7 @@
 JOBS ?= $(shell nproc)
 BUILD := build
 
-.PHONY: all setup build demo test test-quick soak format clean
+.PHONY: all setup build demo test test-quick soak format clean install package
 
 all: build
 
@@ -22,6 +22,16 @@ test: build
 
 test-quick: build
 	cd $(BUILD) && ctest --output-on-failure -L unit
+
+# Installs the command, libtrellis.so, the headers, the CMake package and the
+# pkg-config file under PREFIX (README, "Install").
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The Debian package (CPack), in $(BUILD)/.
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.h')

@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libpq-dev libpg-query-dev nlohmann-json3-dev
       libcli11-dev libfmt-dev libspdlog-dev googletest libgtest-dev postgresql-15
-      postgresql-client-15 libprotobuf-c-dev clang-format prometheus-cpp-dev)
+      postgresql-client-15 libprotobuf-c-dev clang-format prometheus-cpp-dev
+      python3 python3-pytest python3-setuptools python3-wheel python3-pip dpkg-dev binutils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

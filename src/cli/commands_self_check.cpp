@@ -8,8 +8,8 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 
+#include "api/records_json.hpp"
 #include "cli/commands.hpp"
 #include "cli/text_table.hpp"
 
@@ -26,41 +26,6 @@ struct SelfCheckArgs {
   double await_timeout_s = 30;
   double timeout_s = 3600;
 };
-
-nlohmann::ordered_json divergence_json(const Divergence& d) {
-  nlohmann::ordered_json j = {{"kind", d.kind}};
-  if (!d.key.empty()) j["key"] = nlohmann::json::parse(d.key);
-  if (!d.column.empty()) j["column"] = d.column;
-  if (d.kind == "cell") {
-    j["persisted"] = d.persisted ? nlohmann::json(*d.persisted) : nlohmann::json();
-    j["recomputed"] = d.recomputed ? nlohmann::json(*d.recomputed) : nlohmann::json();
-  }
-  if (!d.table.empty()) j["table"] = d.table;
-  if (!d.detail.empty()) j["detail"] = d.detail;
-  return j;
-}
-
-nlohmann::ordered_json job_json(const SelfCheckJob& job) {
-  nlohmann::ordered_json j = {
-      {"id", job.id},       {"target", job.target}, {"mode", job.mode},
-      {"state", job.state}, {"error", nullptr},     {"outcome", nullptr},
-      {"status", nullptr},  {"detail", nullptr},    {"rows_compared", job.rows_compared}};
-  if (!job.error.empty()) j["error"] = job.error;
-  if (job.report) {
-    const auto& r = *job.report;
-    j["outcome"] = r.outcome;
-    if (!r.status.empty()) j["status"] = r.status;
-    if (!r.detail.empty()) j["detail"] = r.detail;
-    j["truncated"] = r.truncated;
-    j["checked_through"] =
-        r.checked_through ? nlohmann::json(r.checked_through->segment) : nlohmann::json();
-    j["divergences"] = nlohmann::json::array();
-    for (const auto& d : r.divergences) j["divergences"].push_back(divergence_json(d));
-  }
-  j["created_at"] = job.created_at;
-  j["finished_at"] = job.finished_at;
-  return j;
-}
 
 std::string shown(const std::optional<std::string>& v) {
   return v ? *v : "NULL";
@@ -121,7 +86,7 @@ int run_self_check(const GlobalOptions& global, const SelfCheckArgs& args) {
   }
   trellis->shutdown();
   if (args.json)
-    std::cout << job_json(job).dump() << std::endl;
+    std::cout << api::self_check_job_json(job).dump() << std::endl;
   else
     print_text(job);
   return exit_code(job);

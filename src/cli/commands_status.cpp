@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "api/records_json.hpp"
 #include "cli/commands.hpp"
 #include "cli/signals.hpp"
 #include "cli/status_view.hpp"
@@ -43,10 +44,10 @@ std::string render(Trellis& trellis, const GlobalOptions& global, const StatusAr
   if (args.json) {
     nlohmann::ordered_json doc;
     if (!args.target.empty()) {
-      doc = status_json(statuses.front());
+      doc = api::status_json(statuses.front());
     } else {
       doc = nlohmann::ordered_json::array();
-      for (const auto& s : statuses) doc.push_back(status_json(s));
+      for (const auto& s : statuses) doc.push_back(api::status_json(s));
     }
     return doc.dump(compact ? -1 : 2) + "\n";
   }

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 
+#include "api/records_json.hpp"
 #include "cli/commands.hpp"
 
 namespace trellis::cli {
@@ -32,12 +32,7 @@ int run_test_reset(const GlobalOptions& global, double timeout_s, bool json) {
   }
   trellis->shutdown();
   if (json) {
-    nlohmann::ordered_json j = {{"disrupted", r.disrupted},
-                                {"resumed", r.resumed},
-                                {"rebuilt", r.rebuilt},
-                                {"left_paused", r.left_paused},
-                                {"seconds", r.seconds}};
-    std::cout << j.dump() << std::endl;
+    std::cout << api::test_reset_json(r).dump() << std::endl;
     return kExitOk;
   }
   std::cout << fmt::format("capture repaired: {}\nresumed: {}\nrebuilt: {}\n", listed(r.disrupted),

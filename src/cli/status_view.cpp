@@ -1,4 +1,5 @@
-// Renders status records: the JSON record and the human table with hold-ups in plain words.
+// Renders status records as a table with hold-ups in plain words (their JSON form is
+// api/records_json).
 #include "cli/status_view.hpp"
 
 #include <fmt/format.h>
@@ -11,12 +12,6 @@
 namespace trellis::cli {
 
 namespace {
-
-using ojson = nlohmann::ordered_json;
-
-ojson text_or_null(const std::string& text) {
-  return text.empty() ? ojson(nullptr) : ojson(text);
-}
 
 // Error texts may span lines; a table cell may not.
 std::string one_line(std::string text) {
@@ -61,61 +56,6 @@ std::string describe_capture_failure(const Status& s) {
 }
 
 }  // namespace
-
-ojson status_json(const Status& s) {
-  ojson j;
-  j["target"] = s.target;
-  j["status"] = s.status;
-  j["backfill_failure"] = nullptr;
-  if (const auto& f = s.backfill_failure)
-    j["backfill_failure"] = {{"chunk", text_or_null(f->chunk)},
-                             {"attempts", f->attempts},
-                             {"error", text_or_null(f->error)},
-                             {"next_retry_at", text_or_null(f->next_retry_at)}};
-  j["capture_wait"] = nullptr;
-  if (const auto& w = s.capture_wait)
-    j["capture_wait"] = {{"table", text_or_null(w->table)},
-                         {"lock_mode", text_or_null(w->lock_mode)},
-                         {"blocking_pids", w->blocking_pids},
-                         {"since", text_or_null(w->since)}};
-  j["capture_failure"] = nullptr;
-  if (const auto& f = s.capture_failure)
-    j["capture_failure"] = {{"kind", text_or_null(f->kind)},
-                            {"table", text_or_null(f->table)},
-                            {"columns", f->columns},
-                            {"error", text_or_null(f->error)},
-                            {"detected_at", text_or_null(f->detected_at)}};
-  j["held_keys"] = nullptr;
-  if (const auto& h = s.held_keys; h && h->count > 0)
-    j["held_keys"] = {{"count", h->count}, {"oldest", text_or_null(h->oldest)}};
-  j["drain_failure"] = nullptr;
-  if (const auto& f = s.drain_failure)
-    j["drain_failure"] = {{"table", text_or_null(f->table)},
-                          {"error", text_or_null(f->error)},
-                          {"sqlstate", text_or_null(f->sqlstate)},
-                          {"since", text_or_null(f->since)},
-                          {"attempts", f->attempts}};
-  j["source_index_gaps"] = ojson::array();
-  for (const auto& g : s.source_index_gaps)
-    j["source_index_gaps"].push_back({{"role", g.role},
-                                      {"table", g.table},
-                                      {"columns", g.columns},
-                                      {"create_index", g.create_index}});
-  j["correcting"] = ojson::array();
-  for (const auto& c : s.correcting)
-    j["correcting"].push_back({{"partition", c.partition},
-                               {"reason", text_or_null(c.reason)},
-                               {"since", text_or_null(c.since)}});
-  j["paused_upstream_columns"] = s.paused_upstream_columns;
-  j["paused_columns"] = ojson::array();
-  for (const auto& c : s.paused_columns)
-    j["paused_columns"].push_back({{"column", c.column},
-                                   {"cause", c.cause},
-                                   {"since", text_or_null(c.since)},
-                                   {"error", text_or_null(c.error)},
-                                   {"sqlstate", text_or_null(c.sqlstate)}});
-  return j;
-}
 
 namespace {
 

@@ -1,8 +1,7 @@
-// How `trellis status` shows status records: JSON (the status record's field names,
-// include/trellis/status.hpp) or a table in plain words.
+// How `trellis status` shows status records: a table in plain words (the JSON form,
+// `--json`, is api/records_json).
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -11,10 +10,6 @@
 #include "trellis/trellis.hpp"
 
 namespace trellis::cli {
-
-// The record with exactly the status record's field names plus "target"; empty
-// hold-ups are null (objects) or [] (lists).
-nlohmann::ordered_json status_json(const Status& status);
 
 // One line per non-empty hold-up (and build progress), each in plain words
 // with its fix. Empty for a live transform that nothing holds up. `rates`

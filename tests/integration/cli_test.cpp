@@ -262,8 +262,9 @@ TEST_F(Cli, ApplyFileStopsAtTheFirstFailingStatementAndNamesIt) {
   EXPECT_NE(r.err.find("statement 2 of 2"), std::string::npos) << r.err;
 }
 
-// The SPEC's record, plus the transform's own paused columns (what the text
-// status says about them, the JSON says too).
+// The SPEC's record, plus the transform's own paused columns, the upstreams
+// it waits for and its build's progress (what the text status says, the
+// JSON says too).
 TEST_F(Cli, StatusJsonUsesExactlyTheSpecFieldNamesAndItsOwnPausedColumns) {
   create_orders(10);
   ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
@@ -272,17 +273,19 @@ TEST_F(Cli, StatusJsonUsesExactlyTheSpecFieldNamesAndItsOwnPausedColumns) {
   auto j = nlohmann::json::parse(r.out);
   std::set<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
-  EXPECT_EQ(keys, (std::set<std::string>{"target", "status", "backfill_failure", "capture_wait",
-                                         "capture_failure", "held_keys", "drain_failure",
-                                         "source_index_gaps", "correcting",
-                                         "paused_upstream_columns", "paused_columns"}));
+  EXPECT_EQ(keys, (std::set<std::string>{
+                      "target", "status", "backfill_failure", "capture_wait", "capture_failure",
+                      "held_keys", "drain_failure", "source_index_gaps", "correcting",
+                      "paused_upstream_columns", "paused_columns", "upstream_waits",
+                      "build_rows_done", "build_rows_estimate"}));
   // Nothing holds a fresh transform up: null objects and empty lists.
   for (const char* k :
        {"backfill_failure", "capture_wait", "capture_failure", "held_keys", "drain_failure"})
     EXPECT_TRUE(j[k].is_null()) << k << " = " << j[k].dump();
-  for (const char* k :
-       {"source_index_gaps", "correcting", "paused_upstream_columns", "paused_columns"})
+  for (const char* k : {"source_index_gaps", "correcting", "paused_upstream_columns",
+                        "paused_columns", "upstream_waits"})
     EXPECT_EQ(j[k], nlohmann::json::array()) << k;
+  EXPECT_TRUE(j["build_rows_done"].is_number_integer()) << r.out;
 }
 
 TEST_F(Cli, StatusShowsAPausedColumnWithItsCauseInTextAndJson) {

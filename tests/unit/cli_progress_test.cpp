@@ -2,6 +2,7 @@
 // rows per second and time left, a backlog draining or growing, a stall.
 #include <gtest/gtest.h>
 
+#include "api/records_json.hpp"
 #include "cli/progress_rate.hpp"
 #include "cli/status_view.hpp"
 
@@ -67,7 +68,7 @@ TEST(StatusView, EachPartitionBeingCorrectedForIsALineAndAJsonEntry) {
   EXPECT_EQ(lines[1],
             "correcting for partition public.ev_a (dropped) since 2026-12-05 08:00:01+00: the "
             "keys it held are re-derived; live again once they are");
-  auto j = status_json(s);
+  auto j = api::status_json(s);
   ASSERT_EQ(j["correcting"].size(), 2u);
   EXPECT_EQ(j["correcting"][0]["partition"], "public.ev_e");
   EXPECT_EQ(j["correcting"][0]["reason"], "attached");
