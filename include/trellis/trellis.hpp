@@ -166,6 +166,12 @@ class Trellis {
   std::vector<Definition> definitions();
   // Every relationship, oldest first.
   std::vector<Relationship> relationships();
+  // The instance's relationships and definitions as statements, in the
+  // order that applies them: a script `trellis restore` (or apply) runs
+  // against another database with the same tables (README, "Dump and
+  // restore"). Names are schema-qualified; what an operator paused follows
+  // as PAUSE statements, failure states as comments.
+  std::string dump();
 
   // A token covering every change committed before this call.
   Token watermark_token();

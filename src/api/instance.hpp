@@ -65,6 +65,9 @@ EditLock lock_for_edit(Trellis::Impl& impl, pg::Connection& conn, const catalog:
 bool start_field_build(Trellis::Impl& impl, pg::Connection& conn, const EditLock& lock,
                        std::vector<std::string> fields, const std::vector<std::string>& gone);
 
+// The definitions as a script of statements (api/dump.cpp).
+std::string dump(Trellis::Impl& impl);
+
 // Status records (api/status.cpp).
 std::vector<Status> read_status(Trellis::Impl& impl, const std::optional<std::string>& target);
 

@@ -127,6 +127,10 @@ std::vector<Definition> Trellis::definitions() {
   });
 }
 
+std::string Trellis::dump() {
+  return reading(*impl_, [&] { return api::dump(*impl_); });
+}
+
 Token Trellis::watermark_token() {
   return reading(*impl_, [&] { return api::take_token(*impl_); });
 }

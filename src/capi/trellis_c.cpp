@@ -315,6 +315,13 @@ trellis_code trellis_relationships(trellis_handle* handle, char** relationships_
   });
 }
 
+trellis_code trellis_dump(trellis_handle* handle, char** script, trellis_error** error) {
+  return guarded(error, [&] {
+    require(script, "the output pointer");
+    *script = copied(facade(handle).dump());
+  });
+}
+
 trellis_code trellis_watermark_token(trellis_handle* handle, int64_t* token,
                                      trellis_error** error) {
   return guarded(error, [&] {

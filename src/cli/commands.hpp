@@ -3,8 +3,10 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 #include "cli/options.hpp"
+#include "trellis/trellis.hpp"
 
 namespace trellis::cli {
 
@@ -30,5 +32,13 @@ Command add_demo_command(CLI::App& app, const GlobalOptions& global);
 Command add_quarantine_command(CLI::App& app, const GlobalOptions& global);
 Command add_test_reset_command(CLI::App& app, const GlobalOptions& global);
 Command add_self_check_command(CLI::App& app, const GlobalOptions& global);
+Command add_dump_command(CLI::App& app, const GlobalOptions& global);
+Command add_restore_command(CLI::App& app, const GlobalOptions& global);
+
+// What apply() did, as `trellis apply` prints it: "kind target: status".
+std::string applied_line(const Applied& applied);
+
+// The text of `file` ("-": stdin); not_found when it cannot be read.
+std::string read_input(const std::string& file);
 
 }  // namespace trellis::cli

@@ -19,16 +19,6 @@ struct ApplyArgs {
   std::string file;
 };
 
-std::string read_input(const std::string& file) {
-  if (file == "-") return {std::istreambuf_iterator<char>(std::cin), {}};
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw Error(ErrorCode::not_found, fmt::format("cannot read {}: no such readable file", file));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // " (added a, b; dropped c; altered d)" for ALTER TRANSFORM; "" otherwise.
 std::string field_changes(const Applied& applied) {
   if (applied.kind != "alter") return "";
@@ -52,10 +42,7 @@ int run_apply(const GlobalOptions& global, const ApplyArgs& args) {
   auto trellis = Trellis::connect(handle_options(global));
   for (size_t i = 0; i < statements.size(); ++i) {
     try {
-      auto applied = trellis->apply(statements[i]);
-      std::cout << fmt::format("{} {}: {}{}", applied.kind, applied.target, applied.status,
-                               field_changes(applied))
-                << std::endl;
+      std::cout << applied_line(trellis->apply(statements[i])) << std::endl;
     } catch (const Error& e) {
       if (statements.size() == 1) throw;
       throw Error(e.code(), fmt::format("statement {} of {} in {} (the ones before it were "
@@ -68,6 +55,21 @@ int run_apply(const GlobalOptions& global, const ApplyArgs& args) {
 }
 
 }  // namespace
+
+std::string applied_line(const Applied& applied) {
+  return fmt::format("{} {}: {}{}", applied.kind, applied.target, applied.status,
+                     field_changes(applied));
+}
+
+std::string read_input(const std::string& file) {
+  if (file == "-") return {std::istreambuf_iterator<char>(std::cin), {}};
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    throw Error(ErrorCode::not_found, fmt::format("cannot read {}: no such readable file", file));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 Command add_apply_command(CLI::App& app, const GlobalOptions& global) {
   auto args = std::make_shared<ApplyArgs>();

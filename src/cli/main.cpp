@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
       add_status_command(app, global),     add_await_command(app, global),
       add_dev_command(app, global),        add_demo_command(app, global),
       add_quarantine_command(app, global), add_test_reset_command(app, global),
-      add_self_check_command(app, global),
+      add_self_check_command(app, global), add_dump_command(app, global),
+      add_restore_command(app, global),
   };
   for (auto& command : commands)
     command.app->footer(

@@ -251,6 +251,13 @@ int main(void) {
   contains(json, "\"cardinality\":\"to_one\"", "relationship cardinality");
   trellis_string_free(json);
 
+  /* dump: the relationship and both transforms, as statements. */
+  OK(trellis_dump(t, &json, &error));
+  contains(json, "RELATIONSHIP", "dump has the relationship");
+  contains(json, "TRANSFORM \"public\".\"c_totals\"", "dump has c_totals");
+  contains(json, "TRANSFORM \"public\".\"c_big\"", "dump has c_big");
+  trellis_string_free(json);
+
   /* Quarantine: nothing held, releasing an unheld key is not_found. */
   OK(trellis_sample_quarantined(t, "c_totals", 10, NULL, &json, &error));
   contains(json, "\"keys\":[]", "no quarantined keys");

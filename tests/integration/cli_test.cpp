@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/cli_process.hpp"
 #include "support/harness.hpp"
 #include "support/http_get.hpp"
 
@@ -31,114 +32,12 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string temp_path(const std::string& stem) {
-  std::string pattern = (fs::temp_directory_path() / (stem + "XXXXXX")).string();
-  int fd = mkstemp(pattern.data());
-  if (fd < 0) throw std::runtime_error("mkstemp: " + std::string(std::strerror(errno)));
-  close(fd);
-  return pattern;
-}
-
-// One run of the trellis binary, stdout and stderr captured in files.
-class CliProcess {
- public:
-  // `env` entries ("NAME=value") are added to the environment, in which
-  // TRELLIS_DATABASE_URL is unset unless given there.
-  explicit CliProcess(const std::vector<std::string>& args,
-                      const std::vector<std::string>& env = {})
-      : out_path_(temp_path("trellis-cli-out-")), err_path_(temp_path("trellis-cli-err-")) {
-    std::vector<std::string> argv_text{TRELLIS_CLI_PATH};
-    argv_text.insert(argv_text.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_text) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_text;
-    for (char** e = environ; *e; ++e)
-      if (std::strncmp(*e, "TRELLIS_DATABASE_URL=", 21) != 0) env_text.push_back(*e);
-    env_text.insert(env_text.end(), env.begin(), env.end());
-    std::vector<char*> envp;
-    for (auto& e : env_text) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    int out = open(out_path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    int err = open(err_path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    pid_ = fork();
-    if (pid_ == 0) {
-      sigset_t none;
-      sigemptyset(&none);
-      sigprocmask(SIG_SETMASK, &none, nullptr);
-      dup2(in, 0);
-      dup2(out, 1);
-      dup2(err, 2);
-      execve(argv[0], argv.data(), envp.data());
-      _exit(127);
-    }
-    close(out);
-    close(err);
-    close(in);
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-  }
-
-  ~CliProcess() {
-    if (!code_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    unlink(out_path_.c_str());
-    unlink(err_path_.c_str());
-  }
-
-  // The exit code (128 + signal when killed), or nullopt while it still runs after `timeout`.
-  std::optional<int> wait(std::chrono::milliseconds timeout) {
-    auto deadline = Clock::now() + timeout;
-    while (!code_) {
-      int status = 0;
-      pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        break;
-      }
-      if (Clock::now() >= deadline) break;
-      std::this_thread::sleep_for(10ms);
-    }
-    return code_;
-  }
-
-  void signal(int sig) { kill(pid_, sig); }
-  std::string out() const { return slurp(out_path_); }
-  std::string err() const { return slurp(err_path_); }
-
- private:
-  std::string out_path_;
-  std::string err_path_;
-  pid_t pid_ = -1;
-  std::optional<int> code_;
-};
-
-struct Outcome {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
 class Cli : public TrellisTest {
  protected:
   // Runs trellis with `-d url_` appended; fails the test when it does not
   // finish within `timeout`.
   Outcome trellis(std::vector<std::string> args, std::chrono::seconds timeout = 60s) {
-    args.push_back("-d");
-    args.push_back(url_);
-    CliProcess p(args);
-    auto code = p.wait(timeout);
-    EXPECT_TRUE(code.has_value()) << "trellis did not finish within " << timeout.count() << " s";
-    return {code.value_or(-1), p.out(), p.err()};
+    return run_trellis(std::move(args), url_, timeout);
   }
 
   std::unique_ptr<CliProcess> start_run(std::vector<std::string> extra = {}) {

@@ -104,7 +104,11 @@ void TrellisTest::rerun_migration(int number) {
 }
 
 std::string TrellisTest::oracle_diff(const std::string& target) {
-  auto conn = pg::Connection::open(url_);
+  return oracle_diff_at(url_, target);
+}
+
+std::string oracle_diff_at(const std::string& url, const std::string& target) {
+  auto conn = pg::Connection::open(url);
   catalog::Store store("trellis");
   auto dot = target.find('.');
   std::string schema = dot == std::string::npos ? "public" : target.substr(0, dot);

@@ -23,6 +23,10 @@ testkit::Cluster& shared_cluster();
 bool eventually(const std::function<bool()>& condition,
                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+// Differences between `target` of the database at `url` (instance
+// "trellis") and its definition run there as a plain SELECT ("" when equal).
+std::string oracle_diff_at(const std::string& url, const std::string& target);
+
 class TrellisTest : public ::testing::Test {
  protected:
   void SetUp() override;
