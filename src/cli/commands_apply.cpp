@@ -56,6 +56,7 @@ int run_apply(const GlobalOptions& global, const ApplyArgs& args) {
       std::cout << fmt::format("{} {}: {}{}", applied.kind, applied.target, applied.status,
                                field_changes(applied))
                 << std::endl;
+      if (!applied.note.empty()) std::cout << "  " << applied.note << std::endl;
     } catch (const Error& e) {
       if (statements.size() == 1) throw;
       throw Error(e.code(), fmt::format("statement {} of {} in {} (the ones before it were "
