@@ -53,7 +53,7 @@ TEST_F(Adopt, TheNoteListsWhatTheTableKeptAndWhatWasAdded) {
             "adopted table public.customer_totals; kept beside what the transform writes: column "
             "\"label\"; added Trellis's hidden columns \"__n\", \"__c1\", \"__s1\", \"__nan1\", "
             "\"__group\", "
-            "primary key (\"__group\") (DROP TRANSFORM removes the hidden columns and leaves the "
+            "primary key (__group) (DROP TRANSFORM removes the hidden columns and leaves the "
             "table)");
   await_status(*t, "order_view", "live");
   await_status(*t, "customer_totals", "live");
