@@ -58,9 +58,19 @@ struct Names {
   std::optional<TableDescription> source;
   std::optional<catalog::TransformDef> upstream;   // the transform whose target is the source
   std::optional<catalog::CapturedTable> captured;  // the source, as capture registered it
-  // ADOPT EXISTING TABLE: the target, when capture registered it.
-  std::optional<catalog::CapturedTable> target_captured;
+  // ADOPT EXISTING TABLE: a transform that reads the target table.
+  std::optional<catalog::TransformDef> target_reader;
 };
+
+// A transform reading table schema.name (as its source or a joined table).
+std::optional<catalog::TransformDef> reader_of(pg::Connection& conn, catalog::Store& store,
+                                               const std::string& schema, const std::string& name) {
+  auto captured = store.captured_table(conn, schema, name);
+  if (!captured) return std::nullopt;
+  for (auto& t : store.transforms(conn))
+    if (t.reads_table(captured->id)) return std::move(t);
+  return std::nullopt;
+}
 
 Names load_names(pg::Connection& conn, catalog::Store& store, const TransformStmt& stmt,
                  const std::string& target_schema, const ValidateContext& ctx) {
@@ -77,7 +87,7 @@ Names load_names(pg::Connection& conn, catalog::Store& store, const TransformStm
     names.source = std::move(tables[1]);
     names.upstream = store.transform(conn, names.source_schema, source);
     if (stmt.adopt_existing)
-      names.target_captured = store.captured_table(conn, target_schema, stmt.target.name);
+      names.target_reader = reader_of(conn, store, target_schema, stmt.target.name);
   }
   names.captured = store.captured_table(conn, names.source_schema, source);
   return names;
@@ -267,11 +277,11 @@ void check_adopted_table(const std::string& name, const Names& names) {
     refuse(ErrorCode::validation,
            fmt::format("{} is {}; ADOPT EXISTING TABLE adopts a plain table", name,
                        names.target->relkind == 'p' ? "a partitioned table" : "not a table"));
-  if (names.target_captured)
+  if (const auto& reader = names.target_reader)
     refuse(ErrorCode::validation,
-           fmt::format("table {} is read by a transform (Trellis captures its changes); a table a "
-                       "transform reads cannot be adopted as a target",
-                       name));
+           fmt::format("table {} is read by transform {}; a table a transform reads cannot be "
+                       "adopted as a target",
+                       name, reader->target_name()));
 }
 
 // A new definition's target name must be free (neither is read when
