@@ -2,8 +2,9 @@
 // the result's note lists what the adopted table kept beside what the
 // transform writes and what Trellis added; the definition keeps the clause;
 // a build of an adopted table under concurrent writes ends equal to its
-// definition; DROP TRANSFORM leaves the table (and its rows) and removes
-// only what adoption added.
+// definition; a row the table's CHECK refuses is held in quarantine; DROP
+// TRANSFORM leaves the table (and its rows) and removes only what adoption
+// added.
 #include <atomic>
 #include <random>
 #include <thread>
@@ -117,6 +118,39 @@ TEST_F(Adopt, DropLeavesTheTableWithItsRowsAndRemovesWhatAdoptionAdded) {
   t->apply("PAUSE TRANSFORM created_counts");
   EXPECT_EQ(t->apply("DROP TRANSFORM created_counts").note, "");
   EXPECT_FALSE(exists("public.created_counts"));
+}
+
+// A CHECK constraint is kept on an adopted table: a row it refuses is held
+// in quarantine like any failing row, the others flow, and release_key
+// re-derives it once its source row is fixed.
+TEST_F(Adopt, ARowTheTablesCheckRefusesIsHeldInQuarantineUntilReleased) {
+  sql("CREATE TABLE src (id int PRIMARY KEY, n int);"
+      "INSERT INTO src SELECT g, g FROM generate_series(1, 50) g;"
+      "UPDATE src SET n = -5 WHERE id = 7;"
+      "CREATE TABLE checked (id int PRIMARY KEY, n int, CONSTRAINT n_positive CHECK (n >= 0))");
+  auto t = start(2);
+  auto applied = t->apply("TRANSFORM checked ADOPT EXISTING TABLE FROM src SELECT n AS n");
+  EXPECT_NE(applied.note.find("CHECK constraint n_positive"), std::string::npos) << applied.note;
+  await_status(*t, "checked", "live");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::optional<Status> s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    s = t->status("checked");
+    if (s && s->held_keys && s->held_keys->count == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(s && s->held_keys && s->held_keys->count == 1) << "the refused row was never held";
+  EXPECT_EQ(s->status, "live");
+  auto page = t->sample_quarantined("checked", 10);
+  ASSERT_EQ(page.keys.size(), 1u);
+  EXPECT_EQ(page.keys[0].key, "[\"7\"]");
+  EXPECT_EQ(page.keys[0].sqlstate, "23514");
+  EXPECT_EQ(query("SELECT count(*) FROM checked").get_int(0, 0), 49);
+  sql("UPDATE src SET n = 7 WHERE id = 7");
+  t->release_key("checked", "src", "[\"7\"]");
+  await_converged(*t);
+  EXPECT_EQ(query("SELECT n FROM checked WHERE id = 7").get_int(0, 0), 7);
+  expect_oracle("checked");
 }
 
 TEST_F(Adopt, BuildOfAnAdoptedTableConvergesUnderConcurrentWrites) {
