@@ -9,19 +9,23 @@
 #include "api/instance.hpp"
 #include "compile/adoption_sql.hpp"
 #include "compile/transform_sql.hpp"
+#include "pg/lock_timeout.hpp"
 #include "pg/sql_error.hpp"
 
 namespace trellis::api {
 
 std::string adopt_target(pg::Connection& conn, catalog::TransformDef& def) {
+  // The table is the application's: like any DDL Trellis runs on a user
+  // table, the lock waits at most kShortLockTimeout (DESIGN I6).
+  pg::set_local_lock_timeout(conn);
   try {
     conn.exec(compile::lock_adopted_target(def));
   } catch (const pg::SqlError& e) {
     if (!pg::is_lock_not_available(e)) throw;
     throw Error(ErrorCode::conflict,
-                fmt::format("table {} is in use by another session (its lock was not granted in "
-                            "time); run the statement again",
-                            def.target_name()));
+                fmt::format("table {} is in use by another session (its lock was not granted "
+                            "within {} ms); run the statement again once it is free",
+                            def.target_name(), pg::kShortLockTimeout.count()));
   }
   catalog::TransformDef probe = def;
   probe.target_schema = "pg_temp";

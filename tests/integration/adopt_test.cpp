@@ -120,6 +120,35 @@ TEST_F(Adopt, DropLeavesTheTableWithItsRowsAndRemovesWhatAdoptionAdded) {
   EXPECT_FALSE(exists("public.created_counts"));
 }
 
+// Adoption locks the application's table under the 50 ms lock timeout of
+// every DDL Trellis runs on a user table: while another session holds it,
+// the statement is refused as a conflict (nothing registered), and goes
+// through once the table is free.
+TEST_F(Adopt, ATableAnotherSessionHoldsIsAConflictToRetry) {
+  sql("CREATE TABLE src (id int PRIMARY KEY, n int);"
+      "INSERT INTO src VALUES (1, 1);"
+      "CREATE TABLE busy (id int PRIMARY KEY, n int)");
+  auto t = start(2);
+  auto other = pg::Connection::open(url_, {.search_path = "public"});
+  other->exec("BEGIN");
+  other->exec("SELECT count(*) FROM busy");
+  try {
+    t->apply("TRANSFORM busy ADOPT EXISTING TABLE FROM src SELECT n AS n");
+    ADD_FAILURE() << "the adoption did not wait for the lock";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::conflict);
+    EXPECT_EQ(std::string(e.what()),
+              "table public.busy is in use by another session (its lock was not granted within "
+              "50 ms); run the statement again once it is free");
+  }
+  EXPECT_FALSE(t->status("busy"));
+  other->exec("COMMIT");
+  t->apply("TRANSFORM busy ADOPT EXISTING TABLE FROM src SELECT n AS n");
+  await_status(*t, "busy", "live");
+  await_converged(*t);
+  expect_oracle("busy");
+}
+
 // A CHECK constraint is kept on an adopted table: a row it refuses is held
 // in quarantine like any failing row, the others flow, and release_key
 // re-derives it once its source row is fixed.
