@@ -149,6 +149,49 @@ TEST_F(Adopt, ATableAnotherSessionHoldsIsAConflictToRetry) {
   expect_oracle("busy");
 }
 
+// Adoption adds to the table and DROP TRANSFORM takes that away again, so
+// Trellis's role must own it; a table another role owns is refused naming
+// the owner and the ALTER TABLE ... OWNER TO that fixes it.
+TEST_F(Adopt, ATableAnotherRoleOwnsIsRefusedUntilOwnershipIsGiven) {
+  const std::string role = "trellis_adopt_app";
+  ensure_login_role(role);
+  std::string db = query("SELECT current_database()").get(0, 0);
+  std::string owner = query("SELECT current_user").get(0, 0);
+  sql("CREATE TABLE src (id int PRIMARY KEY, n int); INSERT INTO src VALUES (1, 1), (2, 2);"
+      "CREATE TABLE owned_elsewhere (id int PRIMARY KEY, n int);"
+      "ALTER TABLE src OWNER TO " +
+      role +
+      ";"
+      "GRANT CREATE ON DATABASE \"" +
+      db + "\" TO " + role +
+      ";"
+      "GRANT USAGE, CREATE ON SCHEMA public TO " +
+      role +
+      ";"
+      "GRANT SELECT, INSERT, UPDATE, DELETE ON owned_elsewhere TO " +
+      role);
+  Options o = options(2, true);
+  o.url = url_as(role);
+  auto t = Trellis::connect(o);
+  try {
+    t->apply("TRANSFORM owned_elsewhere ADOPT EXISTING TABLE FROM src SELECT n AS n");
+    ADD_FAILURE() << "a table of another role was adopted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::validation);
+    EXPECT_EQ(std::string(e.what()),
+              "table public.owned_elsewhere cannot be adopted: role " + role +
+                  " does not own table public.owned_elsewhere (its owner is " + owner +
+                  "), and adopting it adds to it: ALTER TABLE public.owned_elsewhere OWNER TO " +
+                  role);
+  }
+  sql("ALTER TABLE owned_elsewhere OWNER TO " + role);
+  t->apply("TRANSFORM owned_elsewhere ADOPT EXISTING TABLE FROM src SELECT n AS n");
+  await_status(*t, "owned_elsewhere", "live");
+  await_converged(*t);
+  expect_oracle("owned_elsewhere");
+  t->shutdown();
+}
+
 // A CHECK constraint is kept on an adopted table: a row it refuses is held
 // in quarantine like any failing row, the others flow, and release_key
 // re-derives it once its source row is fixed.
