@@ -5,6 +5,8 @@
 // definition; a row the table's CHECK refuses is held in quarantine; DROP
 // TRANSFORM leaves the table (and its rows) and removes only what adoption
 // added.
+#include <fmt/format.h>
+
 #include <atomic>
 #include <random>
 #include <thread>
@@ -21,6 +23,17 @@ class Adopt : public TrellisTest {
     std::vector<std::string> out;
     for (int i = 0; i < r.rows(); ++i) out.push_back(r.get(i, 0));
     return out;
+  }
+  // Applies `statement`, which must be refused with `code`; its message.
+  std::string refusal(Trellis& t, const std::string& statement, ErrorCode code) {
+    try {
+      t.apply(statement);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      return e.what();
+    }
+    ADD_FAILURE() << "not refused: " << statement;
+    return "";
   }
   bool exists(const std::string& table) {
     return query("SELECT to_regclass('" + table + "') IS NOT NULL").get_bool(0, 0);
@@ -132,15 +145,10 @@ TEST_F(Adopt, ATableAnotherSessionHoldsIsAConflictToRetry) {
   auto other = pg::Connection::open(url_, {.search_path = "public"});
   other->exec("BEGIN");
   other->exec("SELECT count(*) FROM busy");
-  try {
-    t->apply("TRANSFORM busy ADOPT EXISTING TABLE FROM src SELECT n AS n");
-    ADD_FAILURE() << "the adoption did not wait for the lock";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::conflict);
-    EXPECT_EQ(std::string(e.what()),
-              "table public.busy is in use by another session (its lock was not granted within "
-              "50 ms); run the statement again once it is free");
-  }
+  EXPECT_EQ(refusal(*t, "TRANSFORM busy ADOPT EXISTING TABLE FROM src SELECT n AS n",
+                    ErrorCode::conflict),
+            "table public.busy is in use by another session (its lock was not granted within "
+            "50 ms); run the statement again once it is free");
   EXPECT_FALSE(t->status("busy"));
   other->exec("COMMIT");
   t->apply("TRANSFORM busy ADOPT EXISTING TABLE FROM src SELECT n AS n");
@@ -158,32 +166,21 @@ TEST_F(Adopt, ATableAnotherRoleOwnsIsRefusedUntilOwnershipIsGiven) {
   std::string db = query("SELECT current_database()").get(0, 0);
   std::string owner = query("SELECT current_user").get(0, 0);
   sql("CREATE TABLE src (id int PRIMARY KEY, n int); INSERT INTO src VALUES (1, 1), (2, 2);"
-      "CREATE TABLE owned_elsewhere (id int PRIMARY KEY, n int);"
-      "ALTER TABLE src OWNER TO " +
-      role +
-      ";"
-      "GRANT CREATE ON DATABASE \"" +
-      db + "\" TO " + role +
-      ";"
-      "GRANT USAGE, CREATE ON SCHEMA public TO " +
-      role +
-      ";"
-      "GRANT SELECT, INSERT, UPDATE, DELETE ON owned_elsewhere TO " +
-      role);
+      "CREATE TABLE owned_elsewhere (id int PRIMARY KEY, n int)");
+  sql(
+      fmt::format("ALTER TABLE src OWNER TO {0}; GRANT CREATE ON DATABASE \"{1}\" TO {0}; "
+                  "GRANT USAGE, CREATE ON SCHEMA public TO {0}; "
+                  "GRANT SELECT, INSERT, UPDATE, DELETE ON owned_elsewhere TO {0}",
+                  role, db));
   Options o = options(2, true);
   o.url = url_as(role);
   auto t = Trellis::connect(o);
-  try {
-    t->apply("TRANSFORM owned_elsewhere ADOPT EXISTING TABLE FROM src SELECT n AS n");
-    ADD_FAILURE() << "a table of another role was adopted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::validation);
-    EXPECT_EQ(std::string(e.what()),
-              "table public.owned_elsewhere cannot be adopted: role " + role +
-                  " does not own table public.owned_elsewhere (its owner is " + owner +
-                  "), and adopting it adds to it: ALTER TABLE public.owned_elsewhere OWNER TO " +
-                  role);
-  }
+  EXPECT_EQ(refusal(*t, "TRANSFORM owned_elsewhere ADOPT EXISTING TABLE FROM src SELECT n AS n",
+                    ErrorCode::validation),
+            "table public.owned_elsewhere cannot be adopted: role " + role +
+                " does not own table public.owned_elsewhere (its owner is " + owner +
+                "), and adopting it adds to it: ALTER TABLE public.owned_elsewhere OWNER TO " +
+                role);
   sql("ALTER TABLE owned_elsewhere OWNER TO " + role);
   t->apply("TRANSFORM owned_elsewhere ADOPT EXISTING TABLE FROM src SELECT n AS n");
   await_status(*t, "owned_elsewhere", "live");
