@@ -46,6 +46,8 @@ struct Applied {
   std::vector<std::string> added = {};
   std::vector<std::string> dropped = {};
   std::vector<std::string> altered = {};
+  std::string note = {};  // a remark on what the statement did (ADOPT EXISTING TABLE: the extra
+                          // columns and indexes it kept)
 };
 
 struct Definition {

@@ -38,6 +38,13 @@ Applied define_transform(Trellis::Impl& impl, const lang::TransformStmt& stmt);
 Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt);
 Applied resume_transform(Trellis::Impl& impl, const lang::ResumeStmt& stmt);
 Applied drop_transform(Trellis::Impl& impl, const lang::DropTransformStmt& stmt);
+
+// ADOPT EXISTING TABLE (api/adoption.cpp), inside define's and DROP's
+// transactions: adopt def's existing target (sets def.adopted_columns) and
+// return the note saying what was kept and added; remove what adoption
+// added and say that the table stays.
+std::string adopt_target(pg::Connection& conn, catalog::TransformDef& def);
+std::string release_adopted_target(pg::Connection& conn, const catalog::TransformDef& def);
 // RELATIONSHIP / DROP RELATIONSHIP and the listing (api/relationships.cpp).
 Applied define_relationship(Trellis::Impl& impl, const lang::RelationshipStmt& stmt);
 Applied drop_relationship(Trellis::Impl& impl, const lang::DropRelationshipStmt& stmt);

@@ -75,8 +75,8 @@ ojson status_json(const Status& s) {
 }
 
 ojson applied_json(const Applied& a) {
-  return {{"kind", a.kind},   {"target", a.target},   {"status", a.status},
-          {"added", a.added}, {"dropped", a.dropped}, {"altered", a.altered}};
+  return {{"kind", a.kind},       {"target", a.target},   {"status", a.status}, {"added", a.added},
+          {"dropped", a.dropped}, {"altered", a.altered}, {"note", a.note}};
 }
 
 ojson definition_json(const Definition& d) {

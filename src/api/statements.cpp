@@ -21,14 +21,20 @@ std::string target_of(const Trellis::Impl& impl, const lang::QualifiedName& name
   return name.schema.value_or(impl.options.target_schema) + "." + name.name;
 }
 
-void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::TransformDef& def) {
+// Returns the note of an adoption ("" otherwise).
+std::string register_transform(Trellis::Impl& impl, pg::Connection& conn,
+                               catalog::TransformDef& def) {
   pg::Transaction txn(conn);
   def.source_table_id =
       impl.store.ensure_captured_table(conn, def.source_schema, def.source_table, def.key);
   for (auto& j : def.joins)
     j.table_id = impl.store.ensure_captured_table(conn, j.schema, j.table, j.key);
+  std::string note;
   try {
-    for (const auto& ddl : compile::compile_transform(def).create) conn.exec(ddl);
+    if (def.adopted)
+      note = adopt_target(conn, def);
+    else
+      for (const auto& ddl : compile::compile_transform(def).create) conn.exec(ddl);
   } catch (const pg::SqlError& e) {
     // The target, or a side table beside it (its ledger, its rejected
     // matches), which PostgreSQL's message names.
@@ -40,6 +46,7 @@ void register_transform(Trellis::Impl& impl, pg::Connection& conn, catalog::Tran
   }
   impl.lifecycle.define(conn, def);
   txn.commit();
+  return note;
 }
 
 }  // namespace
@@ -48,8 +55,10 @@ Applied define_transform(Trellis::Impl& impl, const lang::TransformStmt& stmt) {
   auto conn = impl.pool.acquire();
   bind::ValidateContext ctx{impl.options.target_schema, false};
   auto def = bind::validate_transform(*conn, impl.store, stmt, ctx);
-  register_transform(impl, *conn, def);
-  return {"transform", def.target_name(), std::string(catalog::name(def.status))};
+  std::string note = register_transform(impl, *conn, def);
+  Applied applied{"transform", def.target_name(), std::string(catalog::name(def.status))};
+  applied.note = std::move(note);
+  return applied;
 }
 
 Applied pause_transform(Trellis::Impl& impl, const lang::PauseStmt& stmt) {
@@ -113,9 +122,15 @@ Applied drop_transform(Trellis::Impl& impl, const lang::DropTransformStmt& stmt)
     throw Error(
         ErrorCode::conflict,
         fmt::format("transform {} changed while the DROP ran; run it again", def->target_name()));
-  for (const auto& ddl : compile::compile_transform(*def).drop) conn->exec(ddl);
+  std::string note;
+  if (def->adopted)
+    note = release_adopted_target(*conn, *def);
+  else
+    for (const auto& ddl : compile::compile_transform(*def).drop) conn->exec(ddl);
   txn.commit();
-  return {"drop", def->target_name(), "dropped"};
+  Applied applied{"drop", def->target_name(), "dropped"};
+  applied.note = std::move(note);
+  return applied;
 }
 
 }  // namespace trellis::api

@@ -58,7 +58,19 @@ struct Names {
   std::optional<TableDescription> source;
   std::optional<catalog::TransformDef> upstream;   // the transform whose target is the source
   std::optional<catalog::CapturedTable> captured;  // the source, as capture registered it
+  // ADOPT EXISTING TABLE: a transform that reads the target table.
+  std::optional<catalog::TransformDef> target_reader;
 };
+
+// A transform reading table schema.name (as its source or a joined table).
+std::optional<catalog::TransformDef> reader_of(pg::Connection& conn, catalog::Store& store,
+                                               const std::string& schema, const std::string& name) {
+  auto captured = store.captured_table(conn, schema, name);
+  if (!captured) return std::nullopt;
+  for (auto& t : store.transforms(conn))
+    if (t.reads_table(captured->id)) return std::move(t);
+  return std::nullopt;
+}
 
 Names load_names(pg::Connection& conn, catalog::Store& store, const TransformStmt& stmt,
                  const std::string& target_schema, const ValidateContext& ctx) {
@@ -74,6 +86,8 @@ Names load_names(pg::Connection& conn, catalog::Store& store, const TransformStm
     names.target = std::move(tables[0]);
     names.source = std::move(tables[1]);
     names.upstream = store.transform(conn, names.source_schema, source);
+    if (stmt.adopt_existing)
+      names.target_reader = reader_of(conn, store, target_schema, stmt.target.name);
   }
   names.captured = store.captured_table(conn, names.source_schema, source);
   return names;
@@ -236,9 +250,8 @@ void check_fan_key(const TransformStmt& stmt, const TransformDef& def, bool aggr
   }
 }
 
-// The target's name itself, and for a new definition, the ADOPT clause.
-void check_target_name(const TransformStmt& stmt, const std::string& schema,
-                       const ValidateContext& ctx) {
+// The target's name itself.
+void check_target_name(const TransformStmt& stmt, const std::string& schema) {
   std::string name = qualified_text(schema, stmt.target.name);
   if (stmt.target.name.size() > kMaxTargetName)
     refuse(ErrorCode::validation,
@@ -248,15 +261,31 @@ void check_target_name(const TransformStmt& stmt, const std::string& schema,
   if (stmt.target.name.rfind("__", 0) == 0)
     refuse(ErrorCode::validation,
            fmt::format("target name \"{}\" starts with \"__\", which Trellis reserves", name));
-  if (ctx.resuming) return;
-  if (stmt.adopt_existing)
-    refuse(ErrorCode::validation,
-           fmt::format("ADOPT EXISTING TABLE is not supported yet; drop or rename {} and define "
-                       "the transform without it",
-                       name));
 }
 
-// A new definition's target name must be free (neither is read when resuming).
+// ADOPT EXISTING TABLE needs a plain table of the target's name that no
+// transform reads (adopting one would make a transform read its own target,
+// or a target of another; the rest of the comparison runs at registration,
+// bind/adoption).
+void check_adopted_table(const std::string& name, const Names& names) {
+  if (!names.target)
+    refuse(ErrorCode::not_found,
+           fmt::format("table {} does not exist; create it first, or drop ADOPT EXISTING TABLE to "
+                       "let Trellis create it",
+                       name));
+  if (names.target->relkind != 'r')
+    refuse(ErrorCode::validation,
+           fmt::format("{} is {}; ADOPT EXISTING TABLE adopts a plain table", name,
+                       names.target->relkind == 'p' ? "a partitioned table" : "not a table"));
+  if (const auto& reader = names.target_reader)
+    refuse(ErrorCode::validation,
+           fmt::format("table {} is read by transform {}; a table a transform reads cannot be "
+                       "adopted as a target",
+                       name, reader->target_name()));
+}
+
+// A new definition's target name must be free (neither is read when
+// resuming), or, with ADOPT EXISTING TABLE, name a table to adopt.
 void check_target_free(const TransformStmt& stmt, const std::string& schema, const Names& names) {
   std::string name = qualified_text(schema, stmt.target.name);
   if (names.target_transform)
@@ -264,6 +293,7 @@ void check_target_free(const TransformStmt& stmt, const std::string& schema, con
            fmt::format("transform {} already exists; DROP TRANSFORM it first or pick another "
                        "target name",
                        name));
+  if (stmt.adopt_existing) return check_adopted_table(name, names);
   if (names.target)
     refuse(ErrorCode::conflict,
            fmt::format("relation {} already exists; pick another target name", name));
@@ -291,6 +321,16 @@ void check_upstream(const Names& names, const TableDescription& src,
                          "transform over one table must use the same key",
                          src.schema, src.name));
   }
+}
+
+// An adopted target is none of the tables its transform reads.
+void check_reads_other_tables(const Scope& scope, const TransformDef& def) {
+  for (const auto& e : scope.tables)
+    if (e.table.schema == def.target_schema && e.table.name == def.target_table)
+      refuse(ErrorCode::validation,
+             fmt::format("transform {} reads table {} itself; a transform cannot adopt a table "
+                         "it reads as its target",
+                         def.target_name(), def.target_name()));
 }
 
 std::vector<Column> read_columns(const Scope& scope, const TableDescription& src,
@@ -530,9 +570,9 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   TransformDef def;
   def.target_schema = given.target.schema.value_or(ctx.target_schema);
   def.target_table = given.target.name;
-  check_target_name(given, def.target_schema, ctx);
+  check_target_name(given, def.target_schema);
   Names names = load_names(conn, store, given, def.target_schema, ctx);
-  check_target_free(given, def.target_schema, names);
+  if (!ctx.resuming) check_target_free(given, def.target_schema, names);
   const TableDescription& src = resolve_source(given, names);
   def.source_schema = src.schema;
   def.source_table = src.name;
@@ -546,6 +586,8 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
   Scope scope;
   scope.tables.push_back({def.alias, src});
   bind_joins(conn, store, stmt, def.target_schema, scope, def);
+  def.adopted = given.adopt_existing;
+  if (def.adopted) check_reads_other_tables(scope, def);
   std::vector<const TableDescription*> read_tables;
   for (const auto& e : scope.tables) read_tables.push_back(&e.table);
   check_privileges(conn, read_tables, ctx.built ? "" : def.target_schema,
@@ -579,8 +621,9 @@ TransformDef validate_transform(pg::Connection& conn, catalog::Store& store,
 std::string normalized_statement(const TransformDef& def) {
   using base::ident;
   std::string out = fmt::format(
-      "TRANSFORM {} FROM {} AS {} KEY ({}) SELECT ",
+      "TRANSFORM {}{} FROM {} AS {} KEY ({}) SELECT ",
       base::qualified(def.target_schema, def.target_table),
+      def.adopted ? " ADOPT EXISTING TABLE" : "",
       base::qualified(def.source_schema, def.source_table), ident(def.alias),
       base::join<Column>(def.key, ", ", [](const Column& c) { return base::ident(c.name); }));
   out.resize(out.size() - std::string(" SELECT ").size());

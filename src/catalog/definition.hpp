@@ -157,6 +157,12 @@ struct TransformDef {
   // rejected_matches.hpp), where a change of a matched row finds them.
   std::vector<std::string> rejecting_joins;
   std::string statement;
+  // TRANSFORM ... ADOPT EXISTING TABLE: the target existed before the
+  // definition and outlives it (DROP TRANSFORM leaves it in place), and
+  // `adopted_columns` are the hidden columns ADOPT added to it, which DROP
+  // removes (catalog column adopted_columns, NULL for a created target).
+  bool adopted = false;
+  std::vector<std::string> adopted_columns;
   // Runtime, not definition: the target is itself captured (another
   // transform reads it), so writing it stages changes downstream.
   bool feeds_downstream = false;

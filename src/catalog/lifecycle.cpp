@@ -76,12 +76,14 @@ Lifecycle::Lifecycle(const Store& store)
 
 void Lifecycle::define(pg::Connection& conn, const TransformDef& def) {
   conn.exec(fmt::format("INSERT INTO {} (target_schema, target_table, source_table_id, shape, "
-                        "statement, definition, status) VALUES ($1, $2, $3::int, $4, $5, "
-                        "$6::jsonb, $7)",
+                        "statement, definition, status, adopted_columns) VALUES ($1, $2, $3::int, "
+                        "$4, $5, $6::jsonb, $7, CASE WHEN $8::jsonb IS NOT NULL THEN "
+                        "ARRAY(SELECT jsonb_array_elements_text($8::jsonb)) END)",
                         transforms_),
             {def.target_schema, def.target_table, std::to_string(def.source_table_id),
              std::string(name(def.shape)), def.statement, to_json(def).dump(),
-             std::string(name(*transition(Operation::define).to))});
+             std::string(name(*transition(Operation::define).to)),
+             def.adopted ? pg::Param(nlohmann::json(def.adopted_columns).dump()) : pg::Param()});
 }
 
 void Lifecycle::pause(pg::Connection& conn, int id) {

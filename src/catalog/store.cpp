@@ -25,8 +25,8 @@ std::vector<TransformDef> Store::read(pg::Connection& conn, const std::string& w
       fmt::format("SELECT id, version, status, source_table_id, statement, definition::text, "
                   "EXISTS (SELECT 1 FROM {} c WHERE c.table_schema = t.target_schema AND "
                   "c.table_name = t.target_table AND c.installed_signature IS NOT NULL), "
-                  "paused_columns::text, status = {} AND build_phase IN ({}, {}) FROM {} t WHERE "
-                  "{} ORDER BY id",
+                  "paused_columns::text, status = {} AND build_phase IN ({}, {}), "
+                  "to_jsonb(adopted_columns)::text FROM {} t WHERE {} ORDER BY id",
                   table("captured_tables"), literal(Status::backfilling),
                   literal(BuildPhase::ranges), literal(BuildPhase::group_ranges),
                   table("transforms"), where),
@@ -43,6 +43,10 @@ std::vector<TransformDef> Store::read(pg::Connection& conn, const std::string& w
     auto paused = nlohmann::json::parse(res.get(i, 7));
     for (auto it = paused.begin(); it != paused.end(); ++it) d.paused_columns.push_back(it.key());
     d.parks_changes = res.get_bool(i, 8);
+    if (auto adopted = res.get_opt(i, 9)) {
+      d.adopted = true;
+      d.adopted_columns = nlohmann::json::parse(*adopted).get<std::vector<std::string>>();
+    }
     out.push_back(std::move(d));
   }
   return out;

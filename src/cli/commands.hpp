@@ -35,7 +35,8 @@ Command add_self_check_command(CLI::App& app, const GlobalOptions& global);
 Command add_dump_command(CLI::App& app, const GlobalOptions& global);
 Command add_restore_command(CLI::App& app, const GlobalOptions& global);
 
-// What apply() did, as `trellis apply` prints it: "kind target: status".
+// What apply() did, as `trellis apply` prints it: "kind target: status", and
+// the statement's note, when it has one, indented on the next line.
 std::string applied_line(const Applied& applied);
 
 // The text of `file` ("-": stdin); not_found when it cannot be read.

@@ -57,8 +57,10 @@ int run_apply(const GlobalOptions& global, const ApplyArgs& args) {
 }  // namespace
 
 std::string applied_line(const Applied& applied) {
-  return fmt::format("{} {}: {}{}", applied.kind, applied.target, applied.status,
-                     field_changes(applied));
+  auto line = fmt::format("{} {}: {}{}", applied.kind, applied.target, applied.status,
+                          field_changes(applied));
+  if (!applied.note.empty()) line += "\n  " + applied.note;
+  return line;
 }
 
 std::string read_input(const std::string& file) {

@@ -719,7 +719,9 @@ TransformSql compile_aggregate(const TransformDef& d) {
   TransformSql sql;
   std::string source = qualified(d.source_schema, d.source_table);
   sql.create = create(d);
-  sql.drop = {"DROP TABLE IF EXISTS " + ledger(d), "DROP TABLE IF EXISTS " + target(d)};
+  sql.side_create.assign(sql.create.begin() + 1, sql.create.end());
+  sql.side_drop = {"DROP TABLE IF EXISTS " + ledger(d)};
+  sql.drop = {sql.side_drop.front(), "DROP TABLE IF EXISTS " + target(d)};
   if (state_only(d))
     sql.steps = {lock_key_slots(d), rewrite_entries(d, true), upsert_deltas(d),
                  delete_emptied_groups(d)};

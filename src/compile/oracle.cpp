@@ -52,14 +52,31 @@ std::string row_json(const catalog::TransformDef& def, const std::string& alias)
   return out;
 }
 
+// The target's columns the definition writes, so that columns an adopted
+// target kept beside them (ADOPT EXISTING TABLE) are not compared.
+std::string defined_columns(const catalog::TransformDef& def) {
+  std::vector<std::string> names;
+  if (def.shape == catalog::Shape::aggregate) {
+    for (const auto& g : def.group) names.push_back(g.name);
+  } else {
+    for (const auto& k : def.key) names.push_back(k.name);
+    for (const auto& f : def.fan_key()) names.push_back(f.column.name);
+    for (const auto& h : def.held_key()) names.push_back(h.column.name);
+  }
+  for (const auto& f : def.fields) names.push_back(f.name);
+  if (names.empty()) return "";
+  return join<std::string>(names, ", ", [](const std::string& n) { return ident(n); });
+}
+
 }  // namespace
 
 std::string oracle_diff_sql(const catalog::TransformDef& def, int limit) {
   auto sql = compile_transform(def);
   std::string expected =
       fmt::format("SELECT {} AS r FROM ({}) __o", row_json(def, "__o"), sql.oracle_select);
-  std::string actual = fmt::format("SELECT {} AS r FROM {} __t", row_json(def, "__t"),
-                                   qualified(def.target_schema, def.target_table));
+  std::string actual =
+      fmt::format("SELECT {} AS r FROM (SELECT {} FROM {}) __t", row_json(def, "__t"),
+                  defined_columns(def), qualified(def.target_schema, def.target_table));
   return fmt::format(
       "(SELECT 'missing' AS side, r::text FROM ({0} EXCEPT ALL {1}) m) UNION ALL "
       "(SELECT 'extra', r::text FROM ({1} EXCEPT ALL {0}) x) ORDER BY 1, 2 LIMIT {2}",

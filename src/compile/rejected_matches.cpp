@@ -65,6 +65,8 @@ void add_rejected_matches(const TransformDef& d, const std::string& held, Transf
   auto rejected = rejected_matches(d);
   if (!rejected) return;
   TransformSql own = compile_transform(*rejected);
+  sql.side_create.insert(sql.side_create.end(), own.create.begin(), own.create.end());
+  sql.side_drop.insert(sql.side_drop.end(), own.drop.begin(), own.drop.end());
   for (auto& s : own.create) sql.create.push_back(std::move(s));
   for (auto& s : own.drop) sql.drop.push_back(std::move(s));
   for (auto& s : own.analyze) sql.analyze.push_back(std::move(s));

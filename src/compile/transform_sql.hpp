@@ -32,6 +32,11 @@ std::vector<std::string> create_temp_tables_sql();
 struct TransformSql {
   std::vector<std::string> create;  // target (and side tables) DDL
   std::vector<std::string> drop;    // drops them
+  // Of `create` and `drop`, those of the side tables only (an aggregate's
+  // ledger, the rejected matches): an adopted target (ADOPT EXISTING TABLE)
+  // exists before its definition and outlives it.
+  std::vector<std::string> side_create;
+  std::vector<std::string> side_drop;
   // Re-derive of the page's keys for this transform, in order. Step 0 takes
   // the locks of the page's key slots (lock_key_slots) and reads no source
   // row; later steps read in later statements. Step kHeldRowsStep writes

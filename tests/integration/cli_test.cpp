@@ -118,6 +118,18 @@ TEST_F(Cli, ApplyRegistersTheTransformAndStatusJsonShowsIt) {
   EXPECT_EQ(arr[0]["target"], "public.doubled");
 }
 
+TEST_F(Cli, ApplyPrintsTheNoteOfAnAdoptionUnderItsLine) {
+  create_orders(10);
+  sql("CREATE TABLE doubled (id int PRIMARY KEY, twice numeric, label text, memo text)");
+  auto r = trellis(
+      {"apply", std::string(kDoubled).replace(0, 17, "TRANSFORM doubled ADOPT EXISTING TABLE")});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "transform public.doubled: waiting_to_backfill\n"
+            "  adopted table public.doubled; kept beside what the transform writes: column "
+            "\"memo\"\n");
+}
+
 TEST_F(Cli, ApplyOfBadTextExitsOneWithAParseError) {
   create_orders(10);
   auto r = trellis({"apply", "TRANSFORM doubled FROM orders SELEKT amount AS a"});
