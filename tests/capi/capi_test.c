@@ -143,7 +143,7 @@ int main(void) {
       TRELLIS_ERROR_CONNECTIVITY, "", "unreachable database");
   CHECK(t == NULL, "a failed connect leaves the handle untouched");
 
-  sql("DROP TABLE IF EXISTS c_orders, c_customers CASCADE");
+  sql("DROP TABLE IF EXISTS c_orders, c_customers, c_adopted CASCADE");
   sql("CREATE TABLE c_customers (id int PRIMARY KEY, region text NOT NULL)");
   sql("CREATE TABLE c_orders (id bigint PRIMARY KEY, customer_id int NOT NULL, "
       "amount numeric(12,2) NOT NULL)");
@@ -180,11 +180,20 @@ int main(void) {
                    "SELECT SUM(amount) AS total, COUNT(*) AS n",
                    &json, &error));
   contains(json, "\"kind\":\"transform\"", "applied kind");
+  contains(json, "\"note\":\"\"", "a plain define has an empty note");
   contains(json, "\"target\":\"public.c_totals\"", "applied target");
   trellis_string_free(json);
   OK(trellis_apply(t,
                    "TRANSFORM c_big FROM c_orders SELECT amount * 2 AS doubled WHERE amount > 100",
                    &json, &error));
+  trellis_string_free(json);
+  /* ADOPT EXISTING TABLE: the note lists the column the table keeps. */
+  sql("CREATE TABLE c_adopted (id bigint PRIMARY KEY, amount numeric(12,2), seen boolean)");
+  OK(trellis_apply(t,
+                   "TRANSFORM c_adopted ADOPT EXISTING TABLE FROM c_orders SELECT amount AS amount",
+                   &json, &error));
+  contains(json, "\"note\":\"", "an adoption has a note");
+  contains(json, "seen", "the note names the column the table keeps");
   trellis_string_free(json);
   OK(trellis_apply(t, "RELATIONSHIP customer FROM c_orders.customer_id TO c_customers.id", &json,
                    &error));
@@ -268,7 +277,7 @@ int main(void) {
   /* request_backfill rebuilds both transforms over c_orders. */
   int count = 0;
   OK(trellis_request_backfill(t, "c_orders", &count, &error));
-  CHECK(count == 2, "request_backfill rebuilt %d transforms, expected 2", count);
+  CHECK(count == 3, "request_backfill rebuilt %d transforms, expected 3", count);
   expect_error(trellis_request_backfill(t, "c_customers", &count, &error), TRELLIS_ERROR_NOT_FOUND,
                "c_customers", "backfill of a table nothing reads");
   await_live(t, "c_totals");
@@ -342,6 +351,14 @@ int main(void) {
   trellis_string_free(json);
   OK(trellis_apply(t, "DROP TRANSFORM c_big", &json, &error));
   trellis_string_free(json);
+  OK(trellis_apply(t, "PAUSE TRANSFORM c_adopted", &json, &error));
+  trellis_string_free(json);
+  OK(trellis_apply(t, "DROP TRANSFORM c_adopted", &json, &error));
+  contains(json, "\"note\":\"", "dropping an adopted target notes the table stays");
+  trellis_string_free(json);
+  char* kept = value("SELECT count(*) FROM c_adopted");
+  CHECK(atol(kept) > 0, "the adopted table keeps its rows after DROP TRANSFORM (%s)", kept);
+  free(kept);
 
   OK(trellis_shutdown(t, &error));
   OK(trellis_shutdown(t, &error)); /* idempotent */

@@ -407,9 +407,11 @@ def test_a_second_handle_without_workers_reads(t: trellis.Trellis, database_url:
 )
 def test_dump(t: trellis.Trellis) -> None:
     script = t.dump()
-    assert "RELATIONSHIP customer" in script
-    assert "pyf_totals" in script and "GROUP BY customer_id" in script
-    assert script.index("RELATIONSHIP customer") < script.index("pyf_region_view")
+    assert 'RELATIONSHIP "customer" FROM "public"."pyf_orders"."customer_id"' in script
+    assert '"pyf_totals"' in script and 'GROUP BY "customer_id"' in script
+    # A relationship comes before the transforms that read it.
+    reader = script.index('TRANSFORM "public"."pyf_region_view"')
+    assert script.index('RELATIONSHIP "customer"') < reader
 
 
 @pytest.mark.skipif(trellis.library_has("trellis_dump"), reason="this libtrellis has trellis_dump")
