@@ -8,6 +8,15 @@
 
 namespace trellis::bind {
 
+const char* const kColumnCollation =
+    "CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation THEN "
+    "quote_ident(cn.nspname) || '.' || quote_ident(co.collname) ELSE '' END";
+
+const char* const kColumnTypeJoins =
+    "JOIN pg_type t ON t.oid = a.atttypid "
+    "LEFT JOIN pg_collation co ON co.oid = a.attcollation "
+    "LEFT JOIN pg_namespace cn ON cn.oid = co.collnamespace";
+
 namespace {
 
 // Whether a type (pg_type `t`) has a default btree opclass: itself, its
@@ -56,15 +65,11 @@ std::string columns_sql(const std::string& named) {
   return std::string(
              "SELECT w.ord, c.oid, a.attname, format_type(a.atttypid, a.atttypmod), "
              "(SELECT bt.typname FROM pg_type bt WHERE bt.oid = CASE WHEN t.typtype = 'd' "
-             "THEN t.typbasetype ELSE t.oid END), a.attnotnull, "
-             "CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation THEN "
-             "quote_ident(cn.nspname) || '.' || quote_ident(co.collname) ELSE '' END, "
-             "coalesce(co.collisdeterministic, true), t.typtype = 'e', ") +
+             "THEN t.typbasetype ELSE t.oid END), a.attnotnull, ") +
+         kColumnCollation + ", coalesce(co.collisdeterministic, true), t.typtype = 'e', " +
          kComparable + ", a.attgenerated <> '', a.attnum" + named +
-         "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
-         "JOIN pg_type t ON t.oid = a.atttypid "
-         "LEFT JOIN pg_collation co ON co.oid = a.attcollation "
-         "LEFT JOIN pg_namespace cn ON cn.oid = co.collnamespace ORDER BY w.ord, a.attnum";
+         "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped " +
+         kColumnTypeJoins + " ORDER BY w.ord, a.attnum";
 }
 
 // One row per column of each valid index (NULL name for an expression).
@@ -213,15 +218,9 @@ std::optional<TableDescription> describe_table(pg::Connection& conn, const std::
 }
 
 std::string view_column_sql() {
-  return std::string(
-             "SELECT format_type(a.atttypid, a.atttypmod), "
-             "CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation THEN "
-             "quote_ident(cn.nspname) || '.' || quote_ident(co.collname) ELSE '' END, ") +
-         kComparable +
-         " FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
-         "LEFT JOIN pg_collation co ON co.oid = a.attcollation "
-         "LEFT JOIN pg_namespace cn ON cn.oid = co.collnamespace "
-         "WHERE a.attrelid = ('pg_temp.' || quote_ident($1))::regclass AND a.attname = 'f'";
+  return std::string("SELECT format_type(a.atttypid, a.atttypmod), ") + kColumnCollation + ", " +
+         kComparable + " FROM pg_attribute a " + kColumnTypeJoins +
+         " WHERE a.attrelid = ('pg_temp.' || quote_ident($1))::regclass AND a.attname = 'f'";
 }
 
 catalog::Column view_column_from(const pg::Result& res, const std::string& name) {

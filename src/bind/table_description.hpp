@@ -93,6 +93,12 @@ catalog::Column view_column(pg::Connection& conn, const std::string& view, const
 // The read view_column runs ($1: the view), for a caller that pipelines it,
 // and the column its result gives.
 std::string view_column_sql();
+
+// A column's explicit collation as define records it (schema.collation, ''
+// when it is its type's default), over pg_attribute `a` joined as
+// kColumnTypeJoins says: one rendering for every read that compares columns.
+extern const char* const kColumnCollation;
+extern const char* const kColumnTypeJoins;
 catalog::Column view_column_from(const pg::Result& res, const std::string& name);
 
 }  // namespace trellis::bind

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bind/table_description.hpp"
+
 namespace trellis::bind {
 
 namespace {
@@ -17,16 +19,12 @@ const char* kRelation =
     "quote_ident(pg_get_userbyid(c.relowner)), quote_ident(current_user) "
     "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::oid";
 
-const char* kColumns =
-    "SELECT a.attname, format_type(a.atttypid, a.atttypmod), "
-    "CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation THEN "
-    "quote_ident(cn.nspname) || '.' || quote_ident(co.collname) ELSE '' END, "
-    "quote_ident(a.attname), a.attnotnull, pg_get_expr(d.adbin, d.adrelid), a.attgenerated <> '', "
-    "a.attidentity "
-    "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
-    "LEFT JOIN pg_collation co ON co.oid = a.attcollation "
-    "LEFT JOIN pg_namespace cn ON cn.oid = co.collnamespace "
-    "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+const std::string kColumns =
+    std::string("SELECT a.attname, format_type(a.atttypid, a.atttypmod), ") + kColumnCollation +
+    ", quote_ident(a.attname), a.attnotnull, pg_get_expr(d.adbin, d.adrelid), "
+    "a.attgenerated <> '', a.attidentity FROM pg_attribute a " +
+    kColumnTypeJoins +
+    " LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
     "WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum";
 
 const char* kIndexes =
