@@ -4,11 +4,8 @@
  * and run with TRELLIS_DATABASE_URL naming a database that has a table
  * orders(id bigint primary key, customer_id int, amount numeric) and an
  * index on orders(customer_id). */
-#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <trellis/trellis.h>
 
 static int fail(trellis_error* error) {
@@ -33,21 +30,11 @@ int main(void) {
     return fail(error);
   trellis_string_free(json);
 
-  /* The build runs in the background: poll until live, then wait for every
-   * change committed so far. */
-  for (int live = 0; !live; trellis_string_free(json)) {
-    if (trellis_status(t, "order_totals", &json, &error)) return fail(error);
-    live = strstr(json, "\"status\":\"live\"") != NULL;
-    nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
-  }
-  int64_t token = 0;
-  int converged = 0;
-  if (trellis_watermark_token(t, &token, &error)) return fail(error);
-  if (trellis_await_converged(t, token, 30000, &converged, &error)) return fail(error);
-
-  if (trellis_status(t, "order_totals", &json, &error)) return fail(error);
+  /* The build runs in the background: wait until it is live and every
+   * change committed meanwhile has reached the target. */
+  if (trellis_await_live(t, "order_totals", 60000, &json, &error)) return fail(error);
   printf("%s\n", json); /* {"target":"public.order_totals","status":"live",...} */
   trellis_string_free(json);
   trellis_close(t);
-  return converged ? 0 : 2;
+  return 0;
 }

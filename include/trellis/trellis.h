@@ -102,6 +102,15 @@ trellis_code trellis_watermark_token(trellis_handle* handle, int64_t* token, tre
  * `converged` is 1 then, 0 when `timeout_ms` passed first (not an error). */
 trellis_code trellis_await_converged(trellis_handle* handle, int64_t token, int64_t timeout_ms,
                                      int* converged, trellis_error** error);
+/* Waits until the transform of `target` is built and caught up (its status
+ * reads "live" and every change committed by then reached the targets) and
+ * returns its status record. trellis_await_converged does not wait for a
+ * build; call this after defining, resuming or rebuilding a transform.
+ * NOT_FOUND for an unknown target, CONFLICT when it is paused or
+ * quarantined (it will not become live without a RESUME), TIMEOUT naming
+ * its status and what holds it up. */
+trellis_code trellis_await_live(trellis_handle* handle, const char* target, int64_t timeout_ms,
+                                char** status_json, trellis_error** error);
 
 /* A page of the keys held in quarantine for `target`: {"keys": [{"table",
  * "key", "charges", "error", "sqlstate", "held_at"}], "cursor"}. `cursor`

@@ -180,6 +180,15 @@ class Trellis {
   // Blocks until every change the token covers has reached every live target,
   // chained targets included. Returns false on timeout.
   bool await_converged(const Token& token, std::chrono::milliseconds timeout);
+  // Blocks until the transform of `target` is built and caught up: its
+  // status reads live and every change committed by then has reached the
+  // targets. Returns its status then. await_converged does not wait for a
+  // build (right after apply it may return while the target is empty); use
+  // this after defining, resuming or rebuilding a transform. Throws
+  // not_found for an unknown target, conflict when it is paused or
+  // quarantined (it will not become live without a RESUME), timeout naming
+  // its status and what holds it up.
+  Status await_live(const std::string& target, std::chrono::milliseconds timeout);
 
   // Pages through the keys held in quarantine for `target`, `limit` at a
   // time; an empty page returns the cursor it was given.

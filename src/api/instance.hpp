@@ -106,6 +106,7 @@ void stop_metrics(Trellis::Impl& impl);
 // Convergence (api/convergence.cpp).
 Token take_token(Trellis::Impl& impl);
 bool wait_converged(Trellis::Impl& impl, const Token& token, std::chrono::milliseconds timeout);
+Status wait_live(Trellis::Impl& impl, const std::string& target, std::chrono::milliseconds timeout);
 
 // Naming transforms (api/addressing.cpp). `not_found` when there is none.
 catalog::TransformDef require_transform(Trellis::Impl& impl, pg::Connection& conn,

@@ -139,6 +139,10 @@ bool Trellis::await_converged(const Token& token, std::chrono::milliseconds time
   return reading(*impl_, [&] { return api::wait_converged(*impl_, token, timeout); });
 }
 
+Status Trellis::await_live(const std::string& target, std::chrono::milliseconds timeout) {
+  return reading(*impl_, [&] { return api::wait_live(*impl_, target, timeout); });
+}
+
 QuarantinePage Trellis::sample_quarantined(const std::string& target, int limit,
                                            const std::string& cursor) {
   return reading(*impl_, [&] { return api::sample_quarantined(*impl_, target, limit, cursor); });

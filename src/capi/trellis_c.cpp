@@ -339,6 +339,16 @@ trellis_code trellis_await_converged(trellis_handle* handle, int64_t token, int6
   });
 }
 
+trellis_code trellis_await_live(trellis_handle* handle, const char* target, int64_t timeout_ms,
+                                char** status_json, trellis_error** error) {
+  return guarded(error, [&] {
+    require(target, "the target");
+    require(status_json, "the output pointer");
+    auto status = facade(handle).await_live(target, milliseconds(timeout_ms));
+    put_json(status_json, trellis::api::status_json(status));
+  });
+}
+
 trellis_code trellis_sample_quarantined(trellis_handle* handle, const char* target, int limit,
                                         const char* cursor, char** page_json,
                                         trellis_error** error) {

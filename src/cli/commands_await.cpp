@@ -1,4 +1,6 @@
-// `trellis await`: wait until every change committed so far has reached every target.
+// `trellis await [TARGET...]`: wait until every change committed so far has
+// reached every target; with targets named, first until each of them is
+// built and caught up (a token does not cover a build).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -6,6 +8,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
 
@@ -13,8 +17,20 @@ namespace trellis::cli {
 
 namespace {
 
-int run_await(const GlobalOptions& global, double timeout_s) {
+struct AwaitArgs {
+  double timeout_s = 60.0;
+  std::vector<std::string> targets;
+};
+
+int run_await(const GlobalOptions& global, const AwaitArgs& args) {
+  using Clock = std::chrono::steady_clock;
   auto trellis = Trellis::connect(handle_options(global));
+  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(args.timeout_s * 1000));
+  auto deadline = Clock::now() + timeout;
+  auto left = [&] {
+    return std::max(std::chrono::milliseconds(0),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+  };
   auto token = trellis->watermark_token();
   bool staging = trellis->has_live_staging_worker();
   bool drains = trellis->has_live_drain_workers();
@@ -23,11 +39,20 @@ int run_await(const GlobalOptions& global, double timeout_s) {
                  !staging && !drains ? "staging worker and no drain workers"
                  : staging           ? "drain workers"
                                      : "staging worker");
-  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-  bool converged = trellis->await_converged(token, timeout);
+  for (const auto& target : args.targets) {
+    try {
+      auto status = trellis->await_live(target, left());
+      std::cout << fmt::format("{}: live", status.target) << std::endl;
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::timeout) throw;
+      std::cerr << e.what() << std::endl;
+      return kExitTimeout;
+    }
+  }
+  bool converged = trellis->await_converged(token, left());
   trellis->shutdown();
   if (!converged) {
-    std::cerr << fmt::format("timed out after {:g} s", timeout_s) << std::endl;
+    std::cerr << fmt::format("timed out after {:g} s", args.timeout_s) << std::endl;
     return kExitTimeout;
   }
   std::cout << "converged" << std::endl;
@@ -37,13 +62,16 @@ int run_await(const GlobalOptions& global, double timeout_s) {
 }  // namespace
 
 Command add_await_command(CLI::App& app, const GlobalOptions& global) {
-  auto timeout = std::make_shared<double>(60.0);
+  auto args = std::make_shared<AwaitArgs>();
   auto* sub = app.add_subcommand(
-      "await", "wait until every change committed before now has reached every target");
-  sub->add_option("--timeout", *timeout, "seconds to wait (exit 2 when they pass)")
+      "await",
+      "wait until every change committed before now has reached every target; with targets "
+      "named, first until each of them is built and caught up (live)");
+  sub->add_option("targets", args->targets, "[schema.]target ... to wait for until live");
+  sub->add_option("--timeout", args->timeout_s, "seconds to wait in all (exit 2 when they pass)")
       ->capture_default_str()
       ->check(seconds_validator());
-  return {sub, [&global, timeout] { return run_await(global, *timeout); }};
+  return {sub, [&global, args] { return run_await(global, *args); }};
 }
 
 }  // namespace trellis::cli

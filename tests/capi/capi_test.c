@@ -96,17 +96,13 @@ static void await_all(trellis_handle* t) {
   CHECK(converged == 1, "converged within 60 s after token %lld", (long long)token);
 }
 
-/* Polls the target's status until it reads live (at most 60 s). */
+/* Waits with the library's own call until the target is built and caught up
+ * (at most 60 s); the status it returns reads live. */
 static void await_live(trellis_handle* t, const char* target) {
-  for (int i = 0; i < 3000; ++i) {
-    char* json = NULL;
-    OK(trellis_status(t, target, &json, &error));
-    int live = strstr(json, "\"status\":\"live\"") != NULL;
-    trellis_string_free(json);
-    if (live) return;
-    nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
-  }
-  CHECK(0, "%s is not live within 60 s", target);
+  char* json = NULL;
+  OK(trellis_await_live(t, target, 60000, &json, &error));
+  contains(json, "\"status\":\"live\"", target);
+  trellis_string_free(json);
 }
 
 int main(void) {
@@ -244,6 +240,11 @@ int main(void) {
   contains(json, "\"status\":\"live\"", "status of c_totals");
   contains(json, "\"source_index_gaps\":[]", "status fields");
   trellis_string_free(json);
+  expect_error(trellis_await_live(t, "no_such_target", 1000, &json, &error),
+               TRELLIS_ERROR_NOT_FOUND, "no transform has target no_such_target",
+               "await_live of an unknown target");
+  expect_error(trellis_await_live(t, "c_totals", 1000, NULL, &error), TRELLIS_ERROR_VALIDATION,
+               "output pointer", "await_live without an output pointer");
   OK(trellis_status(t, "no_such_target", &json, &error));
   CHECK(strcmp(json, "null") == 0, "status of an unknown target is null, got %s", json);
   trellis_string_free(json);
@@ -349,6 +350,9 @@ int main(void) {
   OK(trellis_apply(t, "PAUSE TRANSFORM c_big", &json, &error));
   contains(json, "\"status\":\"paused\"", "pause");
   trellis_string_free(json);
+  /* await_live refuses a paused transform at once rather than time out. */
+  expect_error(trellis_await_live(t, "c_big", 60000, &json, &error), TRELLIS_ERROR_CONFLICT,
+               "RESUME TRANSFORM public.c_big", "await_live of a paused transform");
   OK(trellis_apply(t, "DROP TRANSFORM c_big", &json, &error));
   trellis_string_free(json);
   OK(trellis_apply(t, "PAUSE TRANSFORM c_adopted", &json, &error));

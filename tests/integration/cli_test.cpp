@@ -310,6 +310,27 @@ TEST_F(Cli, RunAndAwaitBringATransformLiveAndTheTargetMatches) {
   stop_run(*run);
 }
 
+// `trellis await TARGET` waits for the build too: without a worker it times
+// out (exit 2) naming the status; with one it prints the target live, then
+// converged, and the target matches.
+TEST_F(Cli, AwaitNamingATargetWaitsUntilItIsBuilt) {
+  create_orders(3000);
+  ASSERT_EQ(trellis({"apply", kDoubled}).code, 0);
+  auto idle = trellis({"await", "doubled", "--timeout", "0.3"});
+  EXPECT_EQ(idle.code, 2) << idle.out << idle.err;
+  EXPECT_NE(idle.err.find("public.doubled is not live after 0."), std::string::npos) << idle.err;
+  EXPECT_NE(idle.err.find(" s: it is waiting_to_backfill"), std::string::npos) << idle.err;
+  auto run = start_run({"--drain-threads", "2"});
+  auto awaited = trellis({"await", "doubled", "--timeout", "60"});
+  EXPECT_EQ(awaited.code, 0) << awaited.err;
+  EXPECT_EQ(awaited.out, "public.doubled: live\nconverged\n");
+  expect_oracle("doubled");
+  auto unknown = trellis({"await", "nowhere", "--timeout", "5"});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.err.find("no transform has target nowhere"), std::string::npos) << unknown.err;
+  stop_run(*run);
+}
+
 // With no worker running, a captured write cannot reach its target, so await
 // must time out (exit 2); once `trellis run` is back, it converges.
 TEST_F(Cli, TestResetReportsWhatItRepairedAsJson) {

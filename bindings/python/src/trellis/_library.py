@@ -64,6 +64,7 @@ FUNCTIONS: Dict[str, Tuple[Any, Sequence[Any]]] = {
     "trellis_dump": (c_code, [c_handle, c_owned_string_out, c_error_out]),
     "trellis_watermark_token": (c_code, [c_handle, c_int64_out, c_error_out]),
     "trellis_await_converged": (c_code, [c_handle, c_int64, c_int64, c_int_out, c_error_out]),
+    "trellis_await_live": (c_code, [c_handle, c_char_p, c_int64, c_owned_string_out, c_error_out]),
     "trellis_sample_quarantined": (
         c_code,
         [c_handle, c_char_p, c_int, c_char_p, c_owned_string_out, c_error_out],

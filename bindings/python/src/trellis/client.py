@@ -23,16 +23,12 @@ import json
 import math
 import os
 import threading
-import time
 from ctypes import POINTER, byref, c_char, c_int, c_int64, c_void_p
 from types import TracebackType
 from typing import Any, Dict, List, Optional, Type, Union
 
 from . import _library
 from .errors import (
-    ConflictError,
-    NotFoundError,
-    TimeoutError,
     TrellisError,
     ValidationError,
     error_for,
@@ -353,46 +349,22 @@ class Trellis:
 
     def await_live(self, target: str, timeout: Seconds = 30.0) -> Status:
         """Waits until the transform of ``target`` is built and caught up:
-        its status is ``live`` and every change committed before that was
-        seen has reached the targets. Returns its status then.
+        its status is ``live`` and every change committed by then has
+        reached the targets. Returns its status then.
 
         Use it after defining (or resuming, or rebuilding) a transform:
         :meth:`await_converged` covers changes to the sources, not a
         transform's build, so right after ``apply`` it may return True while
-        the target is still empty (``waiting_to_backfill``). This method
-        polls :meth:`status` (every 10 ms at first, at most every 200 ms).
+        the target is still empty (``waiting_to_backfill``).
 
         Raises NotFoundError when no transform has that target,
         ConflictError when it is ``paused`` or ``quarantined`` (it will not
         become live without a RESUME), and trellis.TimeoutError naming its
-        status after ``timeout`` seconds."""
-        timeout_ms = _seconds_to_ms(timeout, "timeout")
-        deadline = time.monotonic() + timeout_ms / 1000.0
-        pause = 0.01
-        while True:
-            status = self.status(target)
-            if status is None:
-                raise NotFoundError(f"no transform has target {target}")
-            if status.status == "live":
-                break
-            if status.status in ("paused", "quarantined"):
-                raise ConflictError(
-                    f"transform {status.target} is {status.status} and will not become live; "
-                    f"RESUME TRANSFORM {status.target} first"
-                )
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(
-                    f"transform {status.target} is still {status.status} after {timeout} s"
-                )
-            time.sleep(min(pause, left))
-            pause = min(pause * 2, 0.2)
-        left = max(0.0, deadline - time.monotonic())
-        if not self.await_converged(self.watermark_token(), timeout=left):
-            raise TimeoutError(
-                f"transform {status.target} is live but had not caught up after {timeout} s"
-            )
-        return self.status(target) or status
+        status and what holds it up after ``timeout`` seconds."""
+        obj = self._call_json(
+            "trellis_await_live", _text(target, "target"), _seconds_to_ms(timeout, "timeout")
+        )
+        return Status.from_json(obj)
 
     # -- quarantine and rebuilds ----------------------------------------------
 
