@@ -3,8 +3,10 @@
 // set-based statement (an INSERT into a fresh table, or an upsert of what
 // differs plus a delete of what is gone when rebuilding over rows readers
 // use); an aggregate's group_ranges phase then writes the groups the same
-// way, one GROUP BY over a range of the ledger's group index each; meanwhile
-// drains park the transform's keys. The parked phase moves parked keys into
+// way, one GROUP BY over a range of the ledger's group index each (or, for
+// a fresh state-only aggregate with few groups, folds ranges of the
+// ledger's heap blocks into the groups); meanwhile drains park the
+// transform's keys. The parked phase moves parked keys into
 // the page and re-derives them with the drain's statements; when none are
 // left the transform goes live. Every phase starts behind a fence:
 // no worker transaction that read the phase before may still be open
@@ -32,6 +34,16 @@
 #include "pg/sql_error.hpp"
 
 namespace trellis::build {
+
+namespace {
+
+// A cursor of a group_ranges phase that folds by heap blocks: {ctid,BLOCK}.
+// (A group range's cursor is one encoded group, a JSON array in quotes.)
+bool is_fold_cursor(const std::string& cursor) {
+  return cursor.rfind("{ctid,", 0) == 0;
+}
+
+}  // namespace
 
 Builder::Builder(catalog::Store& store, BuildConfig config)
     : store_(store),
@@ -173,8 +185,13 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
   claim.seq = static_cast<int>(frontier.get_int(0, 7));
   claim.lo = frontier.get_opt(0, 4);
   bool groups = claim.phase == catalog::BuildPhase::group_ranges;
-  auto bound = conn.exec(groups ? sql.group_range_bound : sql.source_chunk_bound,
-                         {claim.lo, std::to_string(config_.range_rows)});
+  const std::string* bound_sql = groups ? &sql.group_range_bound : &sql.source_chunk_bound;
+  // A phase folds by heap blocks or goes by group ranges throughout: its
+  // first claim decides, and the cursors it leaves say which.
+  if (groups && !sql.fold_range_bound.empty() &&
+      (claim.lo ? is_fold_cursor(*claim.lo) : conn.exec(sql.group_fold_check).get_bool(0, 0)))
+    bound_sql = &sql.fold_range_bound;
+  auto bound = conn.exec(*bound_sql, {claim.lo, std::to_string(config_.range_rows)});
   claim.hi = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
   conn.exec(ranges_.add_claim, {id, claim.fence, std::to_string(claim.seq), claim.lo, claim.hi});
   txn.commit();
@@ -200,7 +217,11 @@ void Builder::run_claimed_range(pg::Connection& conn, const catalog::TransformDe
     by_chunks = !groups && conn.exec(sql_.holds_keys, {id}).get_bool(0, 0);
     if (!by_chunks) {
       int64_t rows = 0;  // source rows built (group ranges add none)
-      if (groups)
+      bool fold =
+          (claim.lo && is_fold_cursor(*claim.lo)) || (claim.hi && is_fold_cursor(*claim.hi));
+      if (groups && fold)  // into a target that was empty when the phase began
+        conn.exec(sql.fold_range_insert, {claim.lo, claim.hi});
+      else if (groups)
         conn.exec(rewrite ? sql.group_range_rewrite : sql.group_range_insert, {claim.lo, claim.hi});
       else if (rewrite)
         rows = conn.exec(sql.range_rewrite, {claim.lo, claim.hi}).get_int(0, 0);

@@ -103,14 +103,19 @@ RangeClaimStatements range_claim_statements(const Store& store) {
       "FOR NO KEY UPDATE",
       transforms, frontiers, by_ranges("t."));
   // The chunk path starts at the lower bound of the first range not done
-  // (NULL: the start), or at the frontier when every range claimed is done.
+  // (NULL: the start), or at the frontier when every range claimed is done;
+  // from the start when that is a heap block of a phase that folds (the
+  // chunk path recomputes each group whole, so the ranges folded before are
+  // overwritten, not added to).
   s.to_chunks = fmt::format(
       "WITH f AS (SELECT cursor FROM {1} WHERE transform_id = $1::int FOR UPDATE), first AS "
       "(SELECT lo FROM {0} WHERE transform_id = $1::int AND fence = $2::timestamptz AND NOT done "
       "ORDER BY seq LIMIT 1), counted AS (SELECT {4} AS n), gone AS (DELETE FROM {0} "
       "WHERE transform_id = $1::int), chunked AS (UPDATE {1} SET chunked = true WHERE "
-      "transform_id = $1::int) UPDATE {2} SET build_cursor = CASE WHEN EXISTS (SELECT 1 FROM "
-      "first) THEN (SELECT lo FROM first) ELSE (SELECT cursor FROM f) END, build_rows_done = "
+      "transform_id = $1::int) UPDATE {2} SET build_cursor = (SELECT CASE WHEN c[1] = 'ctid' AND "
+      "cardinality(c) = 2 THEN NULL ELSE c END FROM (SELECT CASE WHEN EXISTS (SELECT 1 FROM "
+      "first) THEN (SELECT lo FROM first) ELSE (SELECT cursor FROM f) END AS c) __c), "
+      "build_rows_done = "
       "build_rows_done + (SELECT n FROM counted), (build_owner_pid, build_owner_start) = ({3}) "
       "WHERE id = $1::int",
       claims, frontiers, transforms, kThisBackend, counted);

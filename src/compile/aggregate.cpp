@@ -27,6 +27,7 @@ namespace trellis::compile {
 
 using base::ident;
 using base::join;
+using base::literal;
 using base::qualified;
 
 using catalog::Column;
@@ -705,6 +706,68 @@ std::string upsert_deltas(const TransformDef& d) {
       emptied(d, "__u.\"__n\""));
 }
 
+// Few groups: a fresh build of a state-only definition folds the ledger
+// into its groups by ranges of the ledger's heap blocks, each range one
+// GROUP BY of its entries (a TID range scan, pages read in order) whose
+// sums are added to the groups' state, the groups the target lacks
+// inserted, in group order (I5). Reading a range of the group index
+// instead fetches each entry's heap row at random: with 100 groups of
+// 100,000 entries, 1.2 s per group. The fold is exact because the ranges
+// partition the ledger's heap, the ledger does not change while groups are
+// written (drains park), the target starts empty (group_fold_check) and
+// each range commits with its claim; a range's fold is a sum of
+// contributions, so it needs every field to come from the state. Both
+// bounds are always conditions on ctid (the open end is past the last
+// block PostgreSQL can address), so a generic plan is a TID range scan too.
+std::string group_fold_check(const TransformDef& d) {
+  auto next_after = [&](const std::string& after) {
+    return fmt::format("(SELECT min(__l.\"__ledger_group\") FROM {} __l WHERE __l.\"__present\"{})",
+                       ledger(d), after.empty() ? "" : " AND __l.\"__ledger_group\" > " + after);
+  };
+  return fmt::format(
+      "WITH RECURSIVE __s(g, i) AS (SELECT {0}, 1 UNION ALL SELECT {1}, __s.i + 1 FROM __s "
+      "WHERE __s.g IS NOT NULL AND __s.i <= {2}) SELECT NOT EXISTS (SELECT 1 FROM {3}) AND "
+      "(SELECT count(*) FROM __s WHERE __s.g IS NOT NULL) <= {2}",
+      next_after(""), next_after("__s.g"), kFoldMaxGroups, target(d));
+}
+
+std::string fold_range_bound(const TransformDef& d) {
+  return fmt::format(
+      "SELECT CASE WHEN __b.hi < __b.blocks THEN ARRAY['ctid', __b.hi::text] END FROM (SELECT "
+      "COALESCE((($1::text[])[2])::bigint, 0) + GREATEST(1, $2::bigint / {}) AS hi, "
+      "pg_relation_size({}::regclass) / current_setting('block_size')::bigint AS blocks) __b",
+      kFoldEntriesPerBlock, literal(ledger(d)));
+}
+
+std::string fold_range_insert(const TransformDef& d) {
+  std::string alias = ident(d.alias);
+  std::string in_blocks = fmt::format(
+      " WHERE {0}.\"__present\" AND {0}.ctid >= format('(%s,0)', COALESCE(($1::text[])[2], "
+      "'0'))::tid AND {0}.ctid < format('(%s,0)', COALESCE(($2::text[])[2], '4294967295'))::tid",
+      alias);
+  std::string grouped =
+      grouped_select(d, ledger(d), true, in_blocks, nullptr, d.fields, absolute_state(d));
+  std::vector<std::string> state = state_columns(d);
+  std::string cols, state_list, folded_state, group_cols;
+  for (const auto& f : d.fields) cols += ", __a." + ident(f.name);
+  for (size_t i = 0; i < state.size(); ++i) {
+    cols += ", __a." + ident(state[i]);
+    state_list += (i ? ", " : "") + ident(state[i]);
+    folded_state += fmt::format(", (__t.{0} + EXCLUDED.{0})::{1} AS {0}", ident(state[i]),
+                                state_column_type(state[i]));
+  }
+  for (const auto& g : d.group) group_cols += ", __t." + ident(g.name);
+  std::string field_list =
+      join<Field>(d.fields, "", [](const Field& f) { return ", " + ident(f.name); });
+  return fmt::format(
+      "INSERT INTO {0} AS __t {1} SELECT __a.\"__group\"{2}{3} FROM ({4}) __a ORDER BY 1 ON "
+      "CONFLICT (\"__group\") DO UPDATE SET ({5}{6}) = (SELECT {7} FROM (SELECT "
+      "__t.\"__group\"{8}{9}) AS {10})",
+      target(d), target_column_list(d), decode_group(d, "__a.\"__group\""), cols, grouped,
+      state_list, field_list, state_and_incremental_fields(d).substr(2), group_cols, folded_state,
+      alias);
+}
+
 // The groups upsert_deltas emptied.
 std::string delete_emptied_groups(const TransformDef& d) {
   return fmt::format(
@@ -758,6 +821,11 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.group_range_bound = group_range_bound(d);
   sql.group_range_insert = group_range_insert(d);
   sql.group_range_rewrite = group_range_rewrite(d);
+  if (state_only(d) && d.compare_group_text) {
+    sql.group_fold_check = group_fold_check(d);
+    sql.fold_range_bound = fold_range_bound(d);
+    sql.fold_range_insert = fold_range_insert(d);
+  }
   sql.oracle_select = grouped_select(d, "", false, where_clause(d), nullptr, d.fields);
   sql.map_joined_keys = map_joined_keys(d, {ledger(d), d.ledger_fan_key()});
   return sql;

@@ -16,6 +16,12 @@ namespace trellis::compile {
 // groups a page touched.
 inline constexpr const char* kPageTable = "pg_temp.trellis_page";
 inline constexpr const char* kGroupsTable = "pg_temp.trellis_groups";
+// At most this many groups, a state-only aggregate's build folds its ledger
+// into the groups by heap blocks (TransformSql::fold_range_insert).
+inline constexpr int kFoldMaxGroups = 1000;
+// Ledger entries a fold range counts per heap block (ledger rows are
+// narrow: ~100 to a page), to size a range of `build_range_rows` entries.
+inline constexpr int kFoldEntriesPerBlock = 100;
 // Which page keys a transform re-derives whole (join_sql.hpp, "pairs"): a
 // key put in the page directly (`mapped` NULL: a source row's change, a
 // build chunk, a released or parked key) is whole for every transform; a
@@ -95,6 +101,19 @@ struct TransformSql {
   std::string group_range_bound;
   std::string group_range_insert;
   std::string group_range_rewrite;
+  // A definition whose every field comes from the running state (COUNT,
+  // SUM, AVG) may fold the ledger into its groups by block ranges of the
+  // ledger's heap instead, when it has few groups (empty otherwise; see
+  // docs/architecture.md, "Building by ranges", step 3). group_fold_check:
+  // one row, true when the target is empty and the ledger holds at most
+  // kFoldMaxGroups groups. fold_range_bound, $1 = cursor (NULL or
+  // {ctid,BLOCK}), $2 = ledger entries per range -> {ctid,BLOCK} of the
+  // range's end, NULL for the last range. fold_range_insert adds the present
+  // entries of blocks [$1, $2) (NULL: an open end) to their groups' state,
+  // inserting the groups the target lacks, in group order.
+  std::string group_fold_check;
+  std::string fold_range_bound;
+  std::string fold_range_insert;
   // ANALYZE of the tables it writes (the target; the ledger; the rejected
   // matches), run once a build has made it live: the drains' statements
   // that probe them per key are planned from real statistics.

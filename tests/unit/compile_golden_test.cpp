@@ -67,6 +67,12 @@ std::string render(const catalog::TransformDef& def) {
   section(out, "range rewrite", sql.range_rewrite);
   section(out, "group chunk bound", sql.group_chunk_bound);
   section(out, "page group range", sql.page_group_range);
+  section(out, "group range bound", sql.group_range_bound);
+  section(out, "group range insert", sql.group_range_insert);
+  section(out, "group range rewrite", sql.group_range_rewrite);
+  section(out, "group fold check", sql.group_fold_check);
+  section(out, "fold range bound", sql.fold_range_bound);
+  section(out, "fold range insert", sql.fold_range_insert);
   sections(out, "group step", sql.group_steps);
   section(out, "oracle select", sql.oracle_select);
   section(out, "oracle diff", oracle_diff_sql(def, 10));

@@ -61,6 +61,24 @@ WITH RECURSIVE __s(g, i) AS (SELECT LEAST((SELECT min(__l."__ledger_group") FROM
 -- page group range
 INSERT INTO pg_temp.trellis_groups (tid, grp) SELECT 2, g FROM (SELECT "__ledger_group" AS g FROM "public"."order_totals__ledger" WHERE "__present" UNION SELECT "__group" FROM "public"."order_totals") __all WHERE ($1::text[] IS NULL OR g > ($1::text[])[1]) AND ($2::text[] IS NULL OR g <= ($2::text[])[1])
 
+-- group range bound
+SELECT ARRAY["__ledger_group"] FROM "public"."order_totals__ledger" WHERE ($1::text[] IS NULL OR "__ledger_group" > ($1::text[])[1]) ORDER BY "__ledger_group" OFFSET $2::int - 1 LIMIT 1
+
+-- group range insert
+INSERT INTO "public"."order_totals" ("__group", "customer_id", "n", "total", "smallest", "notes", "__n", "__c1", "__s1", "__nan1") SELECT __a."__group", (SELECT __v.x FROM jsonb_to_record(jsonb_build_object('x', ((__a."__group")::jsonb -> 0))) AS __v(x integer)) AS "customer_id", __a."n", __a."total", __a."smallest", __a."notes", __a."__n", __a."__c1", __a."__s1", __a."__nan1" FROM (SELECT "orders"."__ledger_group" AS "__group", "orders"."customer_id" AS "customer_id", (count(*)) AS "n", (sum(amount)) AS "total", (min(amount)) AS "smallest", (string_agg(note, ',' ORDER BY note)) AS "notes", count(*) AS "__n", count((amount)) AS "__c1", coalesce(sum(CASE WHEN (amount) = 'NaN'::numeric THEN 0 ELSE (amount) END), 0) AS "__s1", count(*) FILTER (WHERE (amount) = 'NaN'::numeric) AS "__nan1" FROM "public"."order_totals__ledger" AS "orders" WHERE "orders"."__present" AND ($1::text[] IS NULL OR "orders"."__ledger_group" > ($1::text[])[1]) AND ($2::text[] IS NULL OR "orders"."__ledger_group" <= ($2::text[])[1]) GROUP BY "orders"."__ledger_group", "orders"."customer_id") __a
+
+-- group range rewrite
+WITH __trellis_agg AS MATERIALIZED (SELECT __a."__group", (SELECT __v.x FROM jsonb_to_record(jsonb_build_object('x', ((__a."__group")::jsonb -> 0))) AS __v(x integer)) AS "customer_id", __a."n", __a."total", __a."smallest", __a."notes", __a."__n", __a."__c1", __a."__s1", __a."__nan1" FROM (SELECT "orders"."__ledger_group" AS "__group", "orders"."customer_id" AS "customer_id", (count(*)) AS "n", (sum(amount)) AS "total", (min(amount)) AS "smallest", (string_agg(note, ',' ORDER BY note)) AS "notes", count(*) AS "__n", count((amount)) AS "__c1", coalesce(sum(CASE WHEN (amount) = 'NaN'::numeric THEN 0 ELSE (amount) END), 0) AS "__s1", count(*) FILTER (WHERE (amount) = 'NaN'::numeric) AS "__nan1" FROM "public"."order_totals__ledger" AS "orders" WHERE "orders"."__present" AND ($1::text[] IS NULL OR "orders"."__ledger_group" > ($1::text[])[1]) AND ($2::text[] IS NULL OR "orders"."__ledger_group" <= ($2::text[])[1]) GROUP BY "orders"."__ledger_group", "orders"."customer_id") __a), __trellis_up AS (INSERT INTO "public"."order_totals" AS __t ("__group", "customer_id", "n", "total", "smallest", "notes", "__n", "__c1", "__s1", "__nan1") SELECT * FROM __trellis_agg ON CONFLICT ("__group") DO UPDATE SET "n" = EXCLUDED."n", "total" = EXCLUDED."total", "smallest" = EXCLUDED."smallest", "notes" = EXCLUDED."notes", "__n" = EXCLUDED."__n", "__c1" = EXCLUDED."__c1", "__s1" = EXCLUDED."__s1", "__nan1" = EXCLUDED."__nan1" WHERE __t."n" IS DISTINCT FROM EXCLUDED."n" OR __t."total"::text IS DISTINCT FROM EXCLUDED."total"::text OR __t."smallest"::text IS DISTINCT FROM EXCLUDED."smallest"::text OR __t."notes" IS DISTINCT FROM EXCLUDED."notes" OR __t."__n" IS DISTINCT FROM EXCLUDED."__n" OR __t."__c1" IS DISTINCT FROM EXCLUDED."__c1" OR __t."__s1" IS DISTINCT FROM EXCLUDED."__s1" OR __t."__nan1" IS DISTINCT FROM EXCLUDED."__nan1" RETURNING 1), __trellis_del AS (DELETE FROM "public"."order_totals" AS __t WHERE ($1::text[] IS NULL OR __t."__group" > ($1::text[])[1]) AND ($2::text[] IS NULL OR __t."__group" <= ($2::text[])[1]) AND NOT EXISTS (SELECT 1 FROM __trellis_agg __s WHERE __s."__group" = __t."__group") RETURNING 1) SELECT (SELECT count(*) FROM __trellis_agg), (SELECT count(*) FROM __trellis_up), (SELECT count(*) FROM __trellis_del)
+
+-- group fold check
+(none)
+
+-- fold range bound
+(none)
+
+-- fold range insert
+(none)
+
 -- group step 1
 INSERT INTO "public"."order_totals" AS __t ("__group", "customer_id") SELECT g.grp, (SELECT __v.x FROM jsonb_to_record(jsonb_build_object('x', ((g.grp)::jsonb -> 0))) AS __v(x integer)) AS "customer_id" FROM pg_temp.trellis_groups g WHERE g.tid = 2 ORDER BY 1, 2 ON CONFLICT ("__group") DO UPDATE SET "__group" = EXCLUDED."__group" WHERE false
 

@@ -43,6 +43,24 @@ WITH __trellis_src AS MATERIALIZED (SELECT "orders"."id" AS "id", (customer_id) 
 -- page group range
 (none)
 
+-- group range bound
+(none)
+
+-- group range insert
+(none)
+
+-- group range rewrite
+(none)
+
+-- group fold check
+(none)
+
+-- fold range bound
+(none)
+
+-- fold range insert
+(none)
+
 -- group step
 (none)
 
