@@ -70,7 +70,7 @@ std::string not_live_because(const Status& s) {
   if (s.capture_wait)
     why += fmt::format("; installing capture on {} waits for a lock", s.capture_wait->table);
   if (s.backfill_failure)
-    why += fmt::format("; a build range keeps failing: {}", s.backfill_failure->error);
+    why += fmt::format("; the build keeps failing: {}", s.backfill_failure->error);
   if (s.drain_failure)
     why += fmt::format("; the drain keeps failing on {}: {}", s.drain_failure->table,
                        s.drain_failure->error);
