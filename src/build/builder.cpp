@@ -43,6 +43,16 @@ bool is_fold_cursor(const std::string& cursor) {
   return cursor.rfind("{ctid,", 0) == 0;
 }
 
+// A group phase may fold when the target is empty and the ledger holds at
+// most kFoldMaxGroups groups (the walk of group_chunk_bound, one index
+// descent per group, finds no group past them).
+bool few_groups_into_empty_target(pg::Connection& conn, const compile::TransformSql& sql) {
+  if (!conn.exec(sql.group_fold_check).get_bool(0, 0)) return false;
+  return conn.exec(sql.group_chunk_bound,
+                   {std::nullopt, std::to_string(compile::kFoldMaxGroups + 1)})
+             .rows() == 0;
+}
+
 }  // namespace
 
 Builder::Builder(catalog::Store& store, BuildConfig config)
@@ -189,7 +199,7 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
   // A phase folds by heap blocks or goes by group ranges throughout: its
   // first claim decides, and the cursors it leaves say which.
   if (groups && !sql.fold_range_bound.empty() &&
-      (claim.lo ? is_fold_cursor(*claim.lo) : conn.exec(sql.group_fold_check).get_bool(0, 0)))
+      (claim.lo ? is_fold_cursor(*claim.lo) : few_groups_into_empty_target(conn, sql)))
     bound_sql = &sql.fold_range_bound;
   auto bound = conn.exec(*bound_sql, {claim.lo, std::to_string(config_.range_rows)});
   claim.hi = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;

@@ -10,8 +10,9 @@
 
 namespace trellis::cli {
 
-// Exit codes (README): 0 ok, 1 error, 2 await timed out (self-check: also
-// not caught up or not live; 3 diverged).
+// Exit codes (README): 0 ok, 1 error, 2 a wait timed out (a timeout error
+// reaching main exits 2; self-check: also not caught up or not live; 3
+// diverged).
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitTimeout = 2;

@@ -204,15 +204,7 @@ int run_restore(const GlobalOptions& global, const RestoreArgs& args) {
                                         first_line(statements[i]), e.what()));
     }
   }
-  bool settled = true;
-  try {
-    settled = !args.wait || restore.settle();
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::timeout) throw;
-    std::cerr << e.what() << std::endl;
-    return kExitTimeout;
-  }
-  if (!settled) {
+  if (args.wait && !restore.settle()) {
     std::cerr << fmt::format("timed out after {:g} s waiting for the targets to converge",
                              args.timeout_s)
               << std::endl;

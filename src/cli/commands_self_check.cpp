@@ -76,14 +76,8 @@ int run_self_check(const GlobalOptions& global, const SelfCheckArgs& args) {
   options.await_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(args.await_timeout_s * 1000));
   auto job = trellis->self_check(args.target, options);
-  try {
-    job = trellis->await_self_check(
-        job.id, std::chrono::milliseconds(static_cast<int64_t>(args.timeout_s * 1000)));
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::timeout) throw;
-    std::cerr << "error (timeout): " << e.what() << std::endl;
-    return kExitTimeout;
-  }
+  job = trellis->await_self_check(
+      job.id, std::chrono::milliseconds(static_cast<int64_t>(args.timeout_s * 1000)));
   trellis->shutdown();
   if (args.json)
     std::cout << api::self_check_job_json(job).dump() << std::endl;

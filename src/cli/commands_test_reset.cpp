@@ -22,14 +22,8 @@ std::string listed(const std::vector<std::string>& targets) {
 
 int run_test_reset(const GlobalOptions& global, double timeout_s, bool json) {
   auto trellis = Trellis::connect(handle_options(global));
-  TestResetReport r;
-  try {
-    r = trellis->test_reset(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::timeout) throw;
-    std::cerr << "error (timeout): " << e.what() << std::endl;
-    return kExitTimeout;
-  }
+  TestResetReport r =
+      trellis->test_reset(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
   trellis->shutdown();
   if (json) {
     std::cout << api::test_reset_json(r).dump() << std::endl;

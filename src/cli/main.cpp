@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
     } catch (const trellis::Error& e) {
       std::cerr << fmt::format("error ({}): {}", trellis::to_string(e.code()), e.what())
                 << std::endl;
+      // A wait that ran past its --timeout (await, restore --wait,
+      // test-reset, self-check) exits 2, whichever command it was.
+      if (e.code() == trellis::ErrorCode::timeout) return kExitTimeout;
     } catch (const std::exception& e) {
       std::cerr << fmt::format("error (internal): {}", e.what()) << std::endl;
     }

@@ -719,16 +719,10 @@ std::string upsert_deltas(const TransformDef& d) {
 // contributions, so it needs every field to come from the state. Both
 // bounds are always conditions on ctid (the open end is past the last
 // block PostgreSQL can address), so a generic plan is a TID range scan too.
+// Whether the target is empty; with group_chunk_bound finding no
+// (kFoldMaxGroups + 1)-th group, a build's group phase folds.
 std::string group_fold_check(const TransformDef& d) {
-  auto next_after = [&](const std::string& after) {
-    return fmt::format("(SELECT min(__l.\"__ledger_group\") FROM {} __l WHERE __l.\"__present\"{})",
-                       ledger(d), after.empty() ? "" : " AND __l.\"__ledger_group\" > " + after);
-  };
-  return fmt::format(
-      "WITH RECURSIVE __s(g, i) AS (SELECT {0}, 1 UNION ALL SELECT {1}, __s.i + 1 FROM __s "
-      "WHERE __s.g IS NOT NULL AND __s.i <= {2}) SELECT NOT EXISTS (SELECT 1 FROM {3}) AND "
-      "(SELECT count(*) FROM __s WHERE __s.g IS NOT NULL) <= {2}",
-      next_after(""), next_after("__s.g"), kFoldMaxGroups, target(d));
+  return fmt::format("SELECT NOT EXISTS (SELECT 1 FROM {})", target(d));
 }
 
 std::string fold_range_bound(const TransformDef& d) {

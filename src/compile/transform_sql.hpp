@@ -105,12 +105,12 @@ struct TransformSql {
   // SUM, AVG) may fold the ledger into its groups by block ranges of the
   // ledger's heap instead, when it has few groups (empty otherwise; see
   // docs/architecture.md, "Building by ranges", step 3). group_fold_check:
-  // one row, true when the target is empty and the ledger holds at most
-  // kFoldMaxGroups groups. fold_range_bound, $1 = cursor (NULL or
-  // {ctid,BLOCK}), $2 = ledger entries per range -> {ctid,BLOCK} of the
-  // range's end, NULL for the last range. fold_range_insert adds the present
-  // entries of blocks [$1, $2) (NULL: an open end) to their groups' state,
-  // inserting the groups the target lacks, in group order.
+  // one row, true when the target is empty (the builder then asks
+  // group_chunk_bound for the (kFoldMaxGroups + 1)-th group: none, it folds). fold_range_bound, $1
+  // = cursor (NULL or {ctid,BLOCK}), $2 = ledger entries per range -> {ctid,BLOCK} of the range's
+  // end, NULL for the last range. fold_range_insert adds the present entries of blocks [$1, $2)
+  // (NULL: an open end) to their groups' state, inserting the groups the target lacks, in group
+  // order.
   std::string group_fold_check;
   std::string fold_range_bound;
   std::string fold_range_insert;
