@@ -13,7 +13,12 @@
 // application's statement. The drift check then reinstalls capture for the
 // new layout, or pauses the readers when what they read is gone. A key with
 // a NULL element is staged anyway; the drain skips it and schema checks
-// report it.
+// report it. The functions run as their owner (SECURITY DEFINER) under the
+// writer's search_path: a pinned search_path (SET on the function) cost a
+// configuration push and pop and a namespace lookup on every statement, so
+// instead every function, operator and type their bodies name is qualified
+// with pg_catalog, and row values compare with record_image_eq rather than
+// IS DISTINCT FROM (whose `=` is looked up by name).
 #include "compile/capture.hpp"
 
 #include <fmt/format.h>
@@ -55,7 +60,7 @@ std::string function_name(const RingShape& ring, const catalog::CapturedTable& t
 
 // Row images of a transition table as jsonb, computed once per row.
 std::string images(const std::string& transition) {
-  return fmt::format("(SELECT to_jsonb(__row.*) AS __j FROM {} __row) __r", transition);
+  return fmt::format("(SELECT pg_catalog.to_jsonb(__row.*) AS __j FROM {} __row) __r", transition);
 }
 
 // The columns readers read beyond the key.
@@ -107,73 +112,41 @@ TypedReading typed_reading(const std::vector<PlacedColumn>& layout, std::size_t 
   TypedReading r;
   for (std::size_t i = 0; i < n; ++i) {
     r.places += (i ? ", " : "(") + ident(layout[i].name);
-    r.guard +=
-        fmt::format("{}pg_catalog.has_column_privilege(TG_RELID, {}::int2, 'SELECT') IS NOT NULL",
-                    i ? " AND " : "", layout[i].attnum);
+    r.guard += fmt::format(
+        "{}pg_catalog.has_column_privilege(TG_RELID, {}::pg_catalog.int2, 'SELECT') IS "
+        "NOT NULL",
+        i ? " AND " : "", layout[i].attnum);
   }
   r.places += ")";
   return r;
-}
-
-// Whether equality of `c`'s type holds exactly when the stored values are
-// the same, so IS DISTINCT FROM can compare it: not for unconstrained
-// numeric (1 = 1.00), float (-0 = 0), char(n) (trailing blanks), json types
-// or text under a collation of its own (which may not be deterministic).
-bool equality_is_identity(const Column& c) {
-  static const char* const kTypes[] = {"smallint",
-                                       "integer",
-                                       "bigint",
-                                       "boolean",
-                                       "uuid",
-                                       "date",
-                                       "bytea",
-                                       "timestamp without time zone",
-                                       "timestamp with time zone"};
-  for (const char* t : kTypes)
-    if (c.type == t) return true;
-  if (c.type.rfind("numeric(", 0) == 0) return true;  // a fixed scale: one text per value
-  bool text = c.type == "text" || c.type.rfind("character varying", 0) == 0;
-  return text && c.collation.empty();
 }
 
 // Keys an UPDATE changed as far as any reader can see, typed: old and new
 // rows are paired by their encoded key (so a key whose text changes, numeric
 // 1 -> 1.0, pairs with nothing); an unpaired row is a key the statement moved
 // away from or to, and a pair counts when a column readers read differs as
-// stored: by IS DISTINCT FROM where the type's equality is identity, by
-// record_image_eq over the other columns (so 1 -> 1.00 counts, as written).
-// One hash join over the two transition tables.
+// stored, by record_image_eq (so 1 -> 1.00 counts, as written; NULLs compare
+// equal to each other, as IS NOT DISTINCT FROM would, but without an `=`
+// looked up through the writer's search_path). One hash join over the two
+// transition tables.
 std::string typed_updated_keys(const catalog::CapturedTable& t, const std::vector<Column>& reads,
                                const std::string& places) {
-  std::vector<Column> exact, by_image;
-  for (const auto& c : non_key(t, reads)) (equality_is_identity(c) ? exact : by_image).push_back(c);
-  auto list = [](const std::vector<Column>& cols, const std::string& alias) {
-    return base::join<Column>(cols, ", ",
-                              [&](const Column& c) { return alias + "." + ident(c.name); });
-  };
+  auto values = non_key(t, reads);
   auto side = [&](const std::string& transition, const std::string& alias) {
-    std::string values;
-    for (size_t i = 0; i < exact.size(); ++i)
-      values += fmt::format(", {}.{} AS e{}", alias, ident(exact[i].name), i);
-    if (!by_image.empty()) values += ", ROW(" + list(by_image, alias) + ") AS v";
-    return fmt::format("(SELECT {} AS k{} FROM {} AS {}{}) {}", encode_key(t.key, alias), values,
+    std::string row;
+    if (!values.empty())
+      row = ", ROW(" +
+            base::join<Column>(values, ", ",
+                               [&](const Column& c) { return alias + "." + ident(c.name); }) +
+            ") AS v";
+    return fmt::format("(SELECT {} AS k{} FROM {} AS {}{}) {}", encode_key(t.key, alias), row,
                        transition, alias, places, alias);
   };
-  std::string differs;
-  if (!exact.empty()) {
-    std::string n_row, o_row;
-    for (size_t i = 0; i < exact.size(); ++i) {
-      n_row += fmt::format("{}n.e{}", i ? ", " : "", i);
-      o_row += fmt::format("{}o.e{}", i ? ", " : "", i);
-    }
-    differs += exact.size() == 1 ? fmt::format(" OR {} IS DISTINCT FROM {}", n_row, o_row)
-                                 : fmt::format(" OR ({}) IS DISTINCT FROM ({})", n_row, o_row);
-  }
-  if (!by_image.empty()) differs += " OR NOT pg_catalog.record_image_eq(n.v, o.v)";
   return fmt::format(
-      "SELECT CASE WHEN n.k IS NULL THEN o.k ELSE n.k END AS k FROM {} FULL JOIN {} ON o.k = "
-      "n.k WHERE n.k IS NULL OR o.k IS NULL{}",
-      side("__trellis_new", "n"), side("__trellis_old", "o"), differs);
+      "SELECT CASE WHEN n.k IS NULL THEN o.k ELSE n.k END AS k FROM {} FULL JOIN {} ON o.k "
+      "OPERATOR(pg_catalog.=) n.k WHERE n.k IS NULL OR o.k IS NULL{}",
+      side("__trellis_new", "n"), side("__trellis_old", "o"),
+      values.empty() ? "" : " OR NOT pg_catalog.record_image_eq(n.v, o.v)");
 }
 
 // The same keys from jsonb images, for when a column is gone. Each new image
@@ -183,15 +156,17 @@ std::string typed_updated_keys(const catalog::CapturedTable& t, const std::vecto
 // compare as JSON text, so 1 -> 1.00 still counts.
 std::string json_updated_keys(const catalog::CapturedTable& t, const std::vector<Column>& reads) {
   std::string columns = encode_key_from_json(t.key, "__r.__j");
-  for (const auto& c : reads) columns += fmt::format(", (__r.__j -> {})::text", literal(c.name));
+  for (const auto& c : reads)
+    columns +=
+        fmt::format(", (__r.__j OPERATOR(pg_catalog.->) {})::pg_catalog.text", literal(c.name));
   std::string positions = "1";
   for (size_t i = 2; i <= reads.size() + 1; ++i) positions += fmt::format(", {}", i);
   std::string both =
       fmt::format("SELECT __r.__j, 1 AS __w FROM {} UNION ALL SELECT __r.__j, -1 FROM {}",
                   images("__trellis_new"), images("__trellis_old"));
   return fmt::format(
-      "SELECT d.k FROM (SELECT {} FROM ({}) __r GROUP BY {} HAVING sum(__r.__w) <> 0) AS d(k) "
-      "GROUP BY d.k",
+      "SELECT d.k FROM (SELECT {} FROM ({}) __r GROUP BY {} HAVING pg_catalog.sum(__r.__w) "
+      "OPERATOR(pg_catalog.<>) 0) AS d(k) GROUP BY d.k",
       columns, both, positions);
 }
 
@@ -229,8 +204,10 @@ std::string slot_dispatch(const RingShape& ring, const std::string& rows,
                           const std::string& indent) {
   std::string out;
   for (int s = 0; s < catalog::kRingSlots; ++s)
-    out += fmt::format("{}{} s % {} = {} THEN INSERT INTO {} (tbl, key, bucket, op) {};\n", indent,
-                       s == 0 ? "IF" : "ELSIF", catalog::kRingSlots, s, ring_table(ring, s), rows);
+    out += fmt::format(
+        "{}{} (s OPERATOR(pg_catalog.%) {}) OPERATOR(pg_catalog.=) {} THEN INSERT INTO {} (tbl, "
+        "key, bucket, op) {};\n",
+        indent, s == 0 ? "IF" : "ELSIF", catalog::kRingSlots, s, ring_table(ring, s), rows);
   return out + indent + "END IF;\n";
 }
 
@@ -254,13 +231,14 @@ std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
                slot_dispatch(ring, fallback, "    ") + "  END IF;\n";
   bool takes_xid = event == "trunc";
   std::string body = fmt::format(
-      "DECLARE s bigint;{}\nBEGIN\n{}"
-      "  s := pg_sequence_last_value({});\n{}{}  RETURN NULL;\nEND\n",
-      takes_xid ? "\n  x xid8;" : "", takes_xid ? "  x := pg_current_xact_id();\n" : "",
-      literal(qualified(ring.catalog_schema, "active_segment")) + "::regclass", branches, after);
+      "DECLARE s pg_catalog.int8;{}\nBEGIN\n{}"
+      "  s := pg_catalog.pg_sequence_last_value({});\n{}{}  RETURN NULL;\nEND\n",
+      takes_xid ? "\n  x pg_catalog.xid8;" : "",
+      takes_xid ? "  x := pg_catalog.pg_current_xact_id();\n" : "",
+      literal(qualified(ring.catalog_schema, "active_segment")) + "::pg_catalog.regclass", branches,
+      after);
   return fmt::format(
-      "CREATE OR REPLACE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
-      "SET search_path = pg_catalog, pg_temp AS {}",
+      "CREATE OR REPLACE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS {}",
       function_name(ring, t, event), dollar_quote(body));
 }
 
@@ -270,7 +248,8 @@ std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
 std::string truncated_partition(const catalog::CapturedTable& t, const RingShape& ring) {
   return fmt::format(
       "  INSERT INTO {} (table_id, relid, node_name, reason, staged_through) VALUES ({}, TG_RELID, "
-      "TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME, 'truncated', s);\n",
+      "TG_TABLE_SCHEMA OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) TG_TABLE_NAME, "
+      "'truncated', s);\n",
       qualified(ring.catalog_schema, "partition_corrections"), t.id);
 }
 
@@ -398,8 +377,10 @@ CaptureSql compile_capture(const catalog::CapturedTable& t, const std::vector<Co
     if (event == "trunc")
       sql.functions.push_back(
           function_sql(t, ring, event, "",
-                       fmt::format("VALUES ({}, NULL::text[], 0::int2, 't'::\"char\")", t.id), "",
-                       t.node ? truncated_partition(t, ring) : ""));
+                       fmt::format("VALUES ({}, NULL::pg_catalog.text[], 0::pg_catalog.int2, "
+                                   "'t'::pg_catalog.\"char\")",
+                                   t.id),
+                       "", t.node ? truncated_partition(t, ring) : ""));
     else
       sql.functions.push_back(event_function(t, reads, layout, ring, event));
     sql.create_triggers.push_back(create_trigger(t, ring, event));

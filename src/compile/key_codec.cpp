@@ -28,8 +28,9 @@ bool json_text_is_text(const std::string& type) {
 }  // namespace
 
 std::string encode_key_element(const Column& c, const std::string& value) {
-  if (json_text_is_text(c.type)) return fmt::format("({})::text", value);
-  return fmt::format("(to_jsonb({}) #>> '{{}}')", value);
+  if (json_text_is_text(c.type)) return fmt::format("({})::pg_catalog.text", value);
+  return fmt::format("(pg_catalog.to_jsonb({}) OPERATOR(pg_catalog.#>>) '{{}}'::pg_catalog.text[])",
+                     value);
 }
 
 std::string encode_key(const std::vector<Column>& key, const std::string& row_alias) {
@@ -42,14 +43,18 @@ std::string encode_key(const std::vector<Column>& key, const std::string& row_al
 }
 
 std::string key_bucket(const std::string& key_expr, int buckets) {
-  return fmt::format("((hashtext({}::text) & 2147483647) % {})::int2", key_expr, buckets);
+  return fmt::format(
+      "((pg_catalog.hashtext({}::pg_catalog.text) OPERATOR(pg_catalog.&) 2147483647) "
+      "OPERATOR(pg_catalog.%) {})::pg_catalog.int2",
+      key_expr, buckets);
 }
 
 std::string encode_key_from_json(const std::vector<Column>& key, const std::string& json_expr) {
   return "ARRAY[" +
          join<Column>(key, ", ",
                       [&](const Column& c) {
-                        return fmt::format("({} ->> {})", json_expr, literal(c.name));
+                        return fmt::format("({} OPERATOR(pg_catalog.->>) {})", json_expr,
+                                           literal(c.name));
                       }) +
          "]";
 }

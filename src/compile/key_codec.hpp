@@ -2,6 +2,9 @@
 // JSON text (to_jsonb(value) #>> '{}'). JSON rendering does not depend on the
 // writer's DateStyle or TimeZone, and every key type reads back from it with a
 // plain cast, so the encoding is stable across sessions and NULL-safe.
+// Every function, operator and type the fragments name is qualified with
+// pg_catalog: capture triggers run them as their owner under the writer's
+// search_path (compile/capture.cpp).
 #pragma once
 
 #include <string>

@@ -208,19 +208,29 @@ TEST_F(Capture, AWritersSearchPathCannotShadowWhatTheTriggersCall) {
       {"mod_li", "%", "bigint, integer", "bigint"},
       {"mod_i", "%", "integer, integer", "integer"},
       {"and_i", "&", "integer, integer", "integer"},
+      {"ne_b", "<>", "bigint, integer", "bool"},
+      {"concat_t", "||", "text, text", "text"},
       {"hashtext", "", "text", "integer"},
       {"pg_sequence_last_value", "", "regclass", "bigint"},
+      {"to_jsonb", "", "anyelement", "jsonb"},
+      {"record_image_eq", "", "record, record", "bool"},
+      {"has_column_privilege", "", "oid, smallint, text", "bool"},
   };
   for (const auto& sh : shadows) {
     evil += fmt::format(
-        "CREATE FUNCTION evil.{}({}) RETURNS {} LANGUAGE sql AS 'SELECT evil.called()::{}';", sh[0],
-        sh[2], sh[3], sh[3]);
+        "CREATE FUNCTION evil.{}({}) RETURNS {} LANGUAGE plpgsql AS 'BEGIN RETURN "
+        "evil.called()::{}; END';",
+        sh[0], sh[2], sh[3], sh[3]);
     std::string args = sh[2];
     if (*sh[1])
       evil += fmt::format(
           "CREATE OPERATOR evil.{} (LEFTARG = {}, RIGHTARG = {}, FUNCTION = evil.{});", sh[1],
           args.substr(0, args.find(',')), args.substr(args.find(',') + 2), sh[0]);
   }
+  // Types the bodies cast to, shadowed by domains whose check calls evil.
+  for (const char* type : {"text", "int2", "int8", "regclass", "xid8"})
+    evil += fmt::format(
+        "CREATE DOMAIN evil.{0} AS pg_catalog.{0} CHECK (evil.called() IS NOT NULL);", type);
   sql(evil);
 
   mark_ring();
@@ -231,6 +241,14 @@ TEST_F(Capture, AWritersSearchPathCannotShadowWhatTheTriggersCall) {
   EXPECT_NO_THROW(writer->exec("INSERT INTO src VALUES (11, 11, 'x', 11)"));
   EXPECT_NO_THROW(writer->exec("DELETE FROM src WHERE id BETWEEN 3 AND 3"));
   EXPECT_EQ(keys_staged_since_mark(), "{11},{1},{2},{3}");
+  // The path through jsonb images, taken once a column the functions name
+  // by place is gone, is qualified the same way.
+  sql("ALTER TABLE src DROP COLUMN i");
+  mark_ring();
+  EXPECT_NO_THROW(writer->exec("UPDATE src SET b = 'z' WHERE id BETWEEN 4 AND 4"));
+  EXPECT_NO_THROW(writer->exec("INSERT INTO src VALUES (12, 12, 'x')"));
+  EXPECT_NO_THROW(writer->exec("DELETE FROM src WHERE id BETWEEN 5 AND 5"));
+  EXPECT_EQ(keys_staged_since_mark(), "{12},{4},{5}");
 }
 
 }  // namespace trellis::test

@@ -5,28 +5,28 @@ CREATE TABLE "public"."order_view" ("id" bigint NOT NULL, "customer" integer, "d
 DROP TABLE IF EXISTS "public"."order_view"
 
 -- drain step 1
-SELECT pg_advisory_xact_lock(6076002766642217216 + __s.slot) FROM (SELECT DISTINCT ((hashtext(p.key::text) & 2147483647) % 16)::int2 AS slot FROM pg_temp.trellis_page p WHERE p.tbl = 1) __s ORDER BY __s.slot
+SELECT pg_advisory_xact_lock(6076002766642217216 + __s.slot) FROM (SELECT DISTINCT ((pg_catalog.hashtext(p.key::pg_catalog.text) OPERATOR(pg_catalog.&) 2147483647) OPERATOR(pg_catalog.%) 16)::pg_catalog.int2 AS slot FROM pg_temp.trellis_page p WHERE p.tbl = 1) __s ORDER BY __s.slot
 
 -- drain step 2
 MERGE INTO "public"."order_view" AS __t USING (SELECT __k."id" AS "__key1", __r.* FROM (SELECT DISTINCT ((p.key)[1])::bigint AS "id" FROM pg_temp.trellis_page p WHERE p.tbl = 1) __k LEFT JOIN (SELECT "orders"."id" AS "id", (customer_id) AS "customer", (amount * 2) AS "doubled", ("left"(note, 8)) AS "short_note", true AS "__present" FROM "public"."orders" AS "orders" WHERE (status <> 'void')) __r ON __r."id" = __k."id") AS __s ON __t."id" = __s."__key1" WHEN MATCHED AND __s."__present" IS NULL THEN DELETE WHEN MATCHED AND (__t."customer" IS DISTINCT FROM __s."customer" OR __t."doubled"::text IS DISTINCT FROM __s."doubled"::text OR __t."short_note" IS DISTINCT FROM __s."short_note") THEN UPDATE SET "customer" = __s."customer", "doubled" = __s."doubled", "short_note" = __s."short_note" WHEN NOT MATCHED AND __s."__present" THEN INSERT ("id", "customer", "doubled", "short_note") VALUES (__s."id", __s."customer", __s."doubled", __s."short_note")
 
 -- page all held keys
-INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, __e.key FROM (SELECT ARRAY[(__r."id")::text] AS key FROM "public"."order_view" AS __r) __e WHERE NOT EXISTS (SELECT 1 FROM pg_temp.trellis_page __p WHERE __p.tbl = 1 AND __p.key = __e.key)
+INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, __e.key FROM (SELECT ARRAY[(__r."id")::pg_catalog.text] AS key FROM "public"."order_view" AS __r) __e WHERE NOT EXISTS (SELECT 1 FROM pg_temp.trellis_page __p WHERE __p.tbl = 1 AND __p.key = __e.key)
 
 -- source chunk bound
-SELECT ARRAY[(__r."id")::text] FROM (SELECT __r."id" FROM "public"."orders" AS __r WHERE $1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint) ORDER BY __r."id" OFFSET $2::int - 1 LIMIT 1) AS __r
+SELECT ARRAY[(__r."id")::pg_catalog.text] FROM (SELECT __r."id" FROM "public"."orders" AS __r WHERE $1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint) ORDER BY __r."id" OFFSET $2::int - 1 LIMIT 1) AS __r
 
 -- sweep chunk bound
-SELECT ARRAY[(__r."id")::text] FROM (SELECT __r."id" FROM "public"."order_view" AS __r WHERE $1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint) ORDER BY __r."id" OFFSET $2::int - 1 LIMIT 1) AS __r
+SELECT ARRAY[(__r."id")::pg_catalog.text] FROM (SELECT __r."id" FROM "public"."order_view" AS __r WHERE $1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint) ORDER BY __r."id" OFFSET $2::int - 1 LIMIT 1) AS __r
 
 -- page source range
-INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, __e.key FROM (SELECT ARRAY[(__r."id")::text] AS key FROM "public"."orders" AS __r WHERE ($1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint)) AND ($2::text[] IS NULL OR (__r."id") <= ((($2::text[])[1])::bigint))) __e WHERE NOT EXISTS (SELECT 1 FROM pg_temp.trellis_page __p WHERE __p.tbl = 1 AND __p.key = __e.key)
+INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, __e.key FROM (SELECT ARRAY[(__r."id")::pg_catalog.text] AS key FROM "public"."orders" AS __r WHERE ($1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint)) AND ($2::text[] IS NULL OR (__r."id") <= ((($2::text[])[1])::bigint))) __e WHERE NOT EXISTS (SELECT 1 FROM pg_temp.trellis_page __p WHERE __p.tbl = 1 AND __p.key = __e.key)
 
 -- page sweep range
-INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, __e.key FROM (SELECT ARRAY[(__r."id")::text] AS key FROM "public"."order_view" AS __r WHERE ($1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint)) AND ($2::text[] IS NULL OR (__r."id") <= ((($2::text[])[1])::bigint))) __e WHERE NOT EXISTS (SELECT 1 FROM pg_temp.trellis_page __p WHERE __p.tbl = 1 AND __p.key = __e.key)
+INSERT INTO pg_temp.trellis_page (tbl, key) SELECT 1, __e.key FROM (SELECT ARRAY[(__r."id")::pg_catalog.text] AS key FROM "public"."order_view" AS __r WHERE ($1::text[] IS NULL OR (__r."id") > ((($1::text[])[1])::bigint)) AND ($2::text[] IS NULL OR (__r."id") <= ((($2::text[])[1])::bigint))) __e WHERE NOT EXISTS (SELECT 1 FROM pg_temp.trellis_page __p WHERE __p.tbl = 1 AND __p.key = __e.key)
 
 -- build step 1
-SELECT pg_advisory_xact_lock(6076002766642217216 + __s.slot) FROM (SELECT DISTINCT ((hashtext(p.key::text) & 2147483647) % 16)::int2 AS slot FROM pg_temp.trellis_page p WHERE p.tbl = 1) __s ORDER BY __s.slot
+SELECT pg_advisory_xact_lock(6076002766642217216 + __s.slot) FROM (SELECT DISTINCT ((pg_catalog.hashtext(p.key::pg_catalog.text) OPERATOR(pg_catalog.&) 2147483647) OPERATOR(pg_catalog.%) 16)::pg_catalog.int2 AS slot FROM pg_temp.trellis_page p WHERE p.tbl = 1) __s ORDER BY __s.slot
 
 -- build step 2
 MERGE INTO "public"."order_view" AS __t USING (SELECT __k."id" AS "__key1", __r.* FROM (SELECT DISTINCT ((p.key)[1])::bigint AS "id" FROM pg_temp.trellis_page p WHERE p.tbl = 1) __k LEFT JOIN (SELECT "orders"."id" AS "id", (customer_id) AS "customer", (amount * 2) AS "doubled", ("left"(note, 8)) AS "short_note", true AS "__present" FROM "public"."orders" AS "orders" WHERE (status <> 'void')) __r ON __r."id" = __k."id") AS __s ON __t."id" = __s."__key1" WHEN MATCHED AND __s."__present" IS NULL THEN DELETE WHEN MATCHED AND (__t."customer" IS DISTINCT FROM __s."customer" OR __t."doubled"::text IS DISTINCT FROM __s."doubled"::text OR __t."short_note" IS DISTINCT FROM __s."short_note") THEN UPDATE SET "customer" = __s."customer", "doubled" = __s."doubled", "short_note" = __s."short_note" WHEN NOT MATCHED AND __s."__present" THEN INSERT ("id", "customer", "doubled", "short_note") VALUES (__s."id", __s."customer", __s."doubled", __s."short_note")
