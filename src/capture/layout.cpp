@@ -36,7 +36,10 @@ std::vector<PlacedColumn> placed_columns(const bind::TableDescription& info) {
 
 std::string capture_signature(const catalog::CapturedTable& t, const std::vector<Column>& reads,
                               const std::vector<PlacedColumn>& layout) {
-  nlohmann::json j = {{"v", 2},
+  // "v": the version of the functions' SQL, so that a new version that
+  // renders them differently reinstalls them once (3: no pinned
+  // search_path, every name qualified).
+  nlohmann::json j = {{"v", 3},
                       {"key", catalog::columns_to_json(t.key)},
                       {"reads", catalog::columns_to_json(reads)},
                       {"layout", layout_to_json(layout)}};

@@ -66,9 +66,8 @@ TEST_F(Capture, UpdateStagesOnlyKeysWhoseReadColumnsChanged) {
       << "row 6 already held 6";
 }
 
-// Each read column is compared as stored, whatever its type: by equality
-// where that is identity (int, text), by stored image where it is not
-// (float -0 = 0, unconstrained numeric 1 = 1.0).
+// Each read column is compared as stored, whatever its type (by stored
+// image: float -0 and 0, unconstrained numeric 1 and 1.0 differ).
 TEST_F(Capture, UpdateComparesEachReadColumnAsStored) {
   sql("CREATE TABLE src (id int PRIMARY KEY, i int, s text, f float8, n numeric, m "
       "numeric(6,2));"
@@ -249,6 +248,43 @@ TEST_F(Capture, AWritersSearchPathCannotShadowWhatTheTriggersCall) {
   EXPECT_NO_THROW(writer->exec("INSERT INTO src VALUES (12, 12, 'x')"));
   EXPECT_NO_THROW(writer->exec("DELETE FROM src WHERE id BETWEEN 5 AND 5"));
   EXPECT_EQ(keys_staged_since_mark(), "{12},{4},{5}");
+}
+
+// Functions an earlier version installed (with a pinned search_path, under
+// signature version 2) are replaced once by the current ones, without a
+// rebuild: the transform stays live and keeps converging.
+TEST_F(Capture, FunctionsAnEarlierVersionInstalledAreReplacedOnce) {
+  sql("CREATE TABLE src (id int PRIMARY KEY, a int);"
+      "INSERT INTO src SELECT g, g FROM generate_series(1, 10) g");
+  define_and_stop("TRANSFORM view1 FROM src SELECT a AS a", "view1");
+  const std::string pinned =
+      "SELECT count(*) FROM pg_proc WHERE pronamespace = 'trellis'::regnamespace AND proname "
+      "LIKE 'capture%' AND proconfig IS NOT NULL";
+  for (const char* event : {"ins", "upd", "del", "trunc"})
+    sql(fmt::format("ALTER FUNCTION trellis.capture_1_{}() SET search_path = pg_catalog, pg_temp",
+                    event));
+  sql("UPDATE trellis.captured_tables SET installed_signature = replace(installed_signature, "
+      "'\"v\":3', '\"v\":2')");
+  ASSERT_EQ(query(pinned).get(0, 0), "4");
+  ASSERT_EQ(
+      query("SELECT installed_signature::jsonb ->> 'v' FROM trellis.captured_tables").get(0, 0),
+      "2");
+  auto rows_done = [&] {
+    return query("SELECT build_rows_done FROM trellis.transforms").get(0, 0);
+  };
+  std::string built = rows_done();
+
+  auto t = start();
+  EXPECT_TRUE(eventually([&] { return query(pinned).get(0, 0) == "0"; }))
+      << "the functions of the earlier version are still in place";
+  EXPECT_EQ(
+      query("SELECT installed_signature::jsonb ->> 'v' FROM trellis.captured_tables").get(0, 0),
+      "3");
+  sql("UPDATE src SET a = 100 WHERE id = 1");
+  await_converged(*t);
+  EXPECT_EQ(t->status("view1")->status, "live");
+  EXPECT_EQ(rows_done(), built) << "replacing the functions rebuilt the transform";
+  expect_oracle("view1");
 }
 
 }  // namespace trellis::test
