@@ -39,6 +39,10 @@ Drainer::Drainer(catalog::Store& store, DrainConfig config)
 bool Drainer::drain_one(pg::Connection& conn) {
   auto claimed = conn.exec_prepared(sql_.claim_bucket, {std::to_string(config_.page_cap)});
   if (claimed.rows() == 0) return false;
+  if (!claimed.get_opt(0, 0)) {
+    contended_ = true;
+    return false;
+  }
   std::set<int> buckets;
   int64_t ring_rows = 0;
   for (int i = 0; i < claimed.rows(); ++i) {

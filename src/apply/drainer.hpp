@@ -34,9 +34,14 @@ class Drainer {
   // True (once) after a committed page wrote to a target that is itself
   // captured: the next hop's keys are waiting in the active slot.
   bool take_fed_downstream() { return std::exchange(fed_downstream_, false); }
+  // True (once) after drain_one claimed nothing while a ready bucket was
+  // unowned: another thread's claim held it locked for a moment, and a
+  // claim tried again at once may find the buckets that one leaves.
+  bool take_contended() { return std::exchange(contended_, false); }
 
  private:
   bool fed_downstream_ = false;
+  bool contended_ = false;
 
   struct Page {
     std::optional<std::string> cursor;

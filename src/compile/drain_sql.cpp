@@ -25,6 +25,11 @@ DrainSql compile_drain(const std::string& cs) {
   // one page ($1): a small segment (the steady state, one tick of writes) is
   // drained as one page rather than one per bucket. A bucket past its first
   // page is claimed alone, so the buckets of a claim always share a cursor.
+  // The candidates are locked (SKIP LOCKED) while the claim runs, so a
+  // thread claiming at the same moment (both woken by one promotion) finds
+  // none of them: when it claims nothing while some bucket is ready and
+  // unowned, it gets one row of NULLs and tries again at once instead of
+  // sleeping until the next notification or poll.
   s.claim_bucket = fmt::format(
       "WITH cand AS (SELECT c.seg, c.bucket, c.cursor, c.ring_rows FROM {0} c WHERE NOT c.done "
       "AND (c.not_before IS NULL OR c.not_before <= now()) AND (c.owner_pid IS NULL OR "
@@ -34,8 +39,12 @@ DrainSql compile_drain(const std::string& cs) {
       "first_value(cursor IS NULL) OVER w AS first_fresh FROM cand WINDOW w AS (ORDER BY seg, "
       "bucket)), pick AS (SELECT seg, bucket FROM ranked WHERE n = 1 OR (seg = first_seg AND "
       "first_fresh AND fresh AND run <= $1::int)) "
-      "UPDATE {0} b SET (owner_pid, owner_start) = ({1}) FROM pick WHERE b.seg = pick.seg AND "
-      "b.bucket = pick.bucket RETURNING b.seg, b.bucket, b.ring_rows",
+      ", claimed AS (UPDATE {0} b SET (owner_pid, owner_start) = ({1}) FROM pick WHERE b.seg = "
+      "pick.seg AND b.bucket = pick.bucket RETURNING b.seg, b.bucket, b.ring_rows) "
+      "SELECT seg, bucket, ring_rows FROM claimed UNION ALL SELECT NULL::bigint, NULL::int2, "
+      "NULL::bigint WHERE NOT EXISTS (SELECT 1 FROM claimed) AND EXISTS (SELECT 1 FROM {0} c "
+      "WHERE NOT c.done AND (c.not_before IS NULL OR c.not_before <= now()) AND c.owner_pid IS "
+      "NULL)",
       buckets, catalog::kThisBackend, catalog::owner_gone("c.owner_pid", "c.owner_start"));
   // The truncated tables matter only to a bucket's first page.
   s.check_bucket = fmt::format(

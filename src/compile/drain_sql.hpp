@@ -29,7 +29,9 @@ inline constexpr const char* kRingHasKey = "key IS NOT NULL";
 // Claimed buckets are passed as an int2[] of the claim's buckets ($2, or $1
 // in the fills).
 struct DrainSql {
-  std::string claim_bucket;  // $1 page cap -> (seg, bucket, ring rows) per claimed bucket
+  // $1 page cap -> (seg, bucket, ring rows) per claimed bucket, or one row
+  // of NULLs when none was claimed though a ready bucket is unowned.
+  std::string claim_bucket;
   // $1 seg, $2 buckets: ownership, locking the claim rows -> per bucket, the
   // tables truncated (first page only) and the cursor
   std::string check_bucket;

@@ -31,6 +31,11 @@ namespace {
 // or a claim left by a dead worker, is picked up; its polls are prepared
 // statements, so an idle poll costs the server a few tens of microseconds.
 constexpr std::chrono::milliseconds kPollFloor{250};
+// A claim that found every ready bucket locked by another thread's claim
+// (drain_one's "contended") is tried again this soon, up to this many times
+// in a row, before the thread sleeps as above.
+constexpr std::chrono::milliseconds kContendedRetryWait{2};
+constexpr int kContendedRetries = 5;
 // Schema drift is checked every this many staging ticks (about once a second
 // at the default tick).
 constexpr int kDriftEveryTicks = 10;
@@ -230,6 +235,7 @@ void Runtime::drain_loop(int index) {
   audit::SelfCheckRunner audits(store, options_.self_check_page_rows);
   std::unique_ptr<pg::Connection> conn;
   int failures = 0;
+  int contended_retries = 0;
   while (!stopping_) {
     try {
       if (!conn) {
@@ -240,10 +246,15 @@ void Runtime::drain_loop(int index) {
       }
       bool worked = drainer.drain_one(*conn);
       if (drainer.take_fed_downstream() && options_.staging) request_tick();
+      bool contended = drainer.take_contended();
       worked = builder.build_one_chunk(*conn) || worked;
       worked = audits.step_one(*conn) || worked;
       failures = 0;
-      if (!worked) conn->wait_notifications(kPollFloor);
+      contended_retries = worked || !contended ? 0 : contended_retries + 1;
+      if (!worked)
+        conn->wait_notifications(contended_retries > 0 && contended_retries <= kContendedRetries
+                                     ? kContendedRetryWait
+                                     : kPollFloor);
     } catch (const std::exception& e) {
       spdlog::warn("drain thread {}: {}", index, e.what());
       if (conn && !conn->healthy()) conn.reset();
