@@ -133,12 +133,7 @@ std::string typed_updated_keys(const catalog::CapturedTable& t, const std::vecto
                                const std::string& places) {
   auto values = non_key(t, reads);
   auto side = [&](const std::string& transition, const std::string& alias) {
-    std::string row;
-    if (!values.empty())
-      row = ", ROW(" +
-            base::join<Column>(values, ", ",
-                               [&](const Column& c) { return alias + "." + ident(c.name); }) +
-            ") AS v";
+    std::string row = values.empty() ? "" : ", ROW" + key_tuple(values, alias) + " AS v";
     return fmt::format("(SELECT {} AS k{} FROM {} AS {}{}) {}", encode_key(t.key, alias), row,
                        transition, alias, places, alias);
   };
