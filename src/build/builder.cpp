@@ -6,7 +6,8 @@
 // way, one GROUP BY over a range of the ledger's group index each (or, for
 // a fresh state-only aggregate with few groups, folds ranges of the
 // ledger's heap blocks into the groups); meanwhile drains park the
-// transform's keys. The parked phase moves parked keys into
+// transform's keys. An aggregate's ledger has no index until its ranges
+// end (ensure_ledger_indexes). The parked phase moves parked keys into
 // the page and re-derives them with the drain's statements; when none are
 // left the transform goes live. Every phase starts behind a fence:
 // no worker transaction that read the phase before may still be open
@@ -45,15 +46,100 @@ bool is_fold_cursor(const std::string& cursor) {
 
 // A group phase may fold when the target is empty and the ledger holds at
 // most kFoldMaxGroups groups (the walk of group_chunk_bound, one index
-// descent per group, finds no group past them).
+// descent per group, finds no group past them; a fresh build's ledger,
+// which has no group index yet, counts the groups of a sample instead).
 bool few_groups_into_empty_target(pg::Connection& conn, const compile::TransformSql& sql) {
   if (!conn.exec(sql.group_fold_check).get_bool(0, 0)) return false;
+  if (conn.exec(sql.ledger.group_indexes_missing).get_bool(0, 0))  // a fresh build's ledger
+    return conn.exec(sql.group_fold_sample).get_int(0, 0) <= compile::kFoldMaxGroups;
   return conn.exec(sql.group_chunk_bound,
                    {std::nullopt, std::to_string(compile::kFoldMaxGroups + 1)})
              .rows() == 0;
 }
 
+// An aggregate's ledger has no index from its define until its fresh
+// build creates them (TransformSql::LedgerIndexes). Those that are missing
+// are created here, in the caller's transaction, under the ledger's lock
+// (which waits for an index another thread is creating).
+void create_missing_ledger_indexes(pg::Connection& conn, const compile::TransformSql& sql,
+                                   bool with_key) {
+  const auto& ledger = sql.ledger;
+  if (conn.exec(ledger.group_indexes_missing).get_bool(0, 0))
+    for (const auto& ddl : ledger.group_indexes) conn.exec(ddl);
+  if (with_key && conn.exec(ledger.key_missing).get_bool(0, 0)) conn.exec(ledger.key_index);
+}
+
+// Before anything that reads the ledger by its indexes or upserts into it:
+// all of them (`with_key`), or the group indexes the group ranges read.
+void ensure_ledger_indexes(pg::Connection& conn, const compile::TransformSql& sql,
+                           bool with_key = true) {
+  if (sql.ledger.key_index.empty()) return;
+  if (!conn.exec(sql.ledger.any_missing).get_bool(0, 0)) return;
+  conn.exec(sql.ledger.lock);
+  create_missing_ledger_indexes(conn, sql, with_key);
+}
+
+// While the groups are written, a thread about to run a group range first
+// takes one missing index (the group indexes, or the key) that no other
+// thread has taken, and creates it in a transaction of its own: the two
+// are created at once on two threads, beside the other threads' ranges
+// (which only read the ledger, under a lock CREATE INDEX does not wait
+// for). The phase's end creates what no thread has.
+void create_a_ledger_index_beside_group_ranges(pg::Connection& conn,
+                                               const compile::TransformSql& sql) {
+  const auto& ledger = sql.ledger;
+  if (ledger.key_index.empty() || !conn.exec(ledger.any_missing).get_bool(0, 0)) return;
+  struct Task {
+    const std::string& claim;
+    const std::string& missing;
+    std::vector<std::string> ddl;
+  };
+  const Task tasks[] = {
+      {ledger.claim_group_indexes, ledger.group_indexes_missing, ledger.group_indexes},
+      {ledger.claim_key_index, ledger.key_missing, {ledger.key_index}}};
+  for (const auto& task : tasks) {
+    try {
+      pg::Transaction txn(conn);
+      if (!conn.exec(task.claim).get_bool(0, 0)) continue;    // another thread creates it
+      if (!conn.exec(task.missing).get_bool(0, 0)) continue;  // created meanwhile
+      for (const auto& ddl : task.ddl) conn.exec(ddl);
+      txn.commit();
+      return;
+    } catch (const pg::SqlError& e) {
+      if (!conn.healthy()) throw;
+      // Met again, and reported, where the phase ends.
+      spdlog::warn("creating {} failed: {}", task.ddl.front(), e.what());
+      return;
+    }
+  }
+}
+
+// A rewrite range upserts into the ledger, by its key: the indexes a fresh
+// build that was interrupted left uncreated are created first, in a
+// transaction of their own (the range's would hold the ledger's lock
+// against the other threads' ranges until it ends).
+void index_ledger_before_a_rewrite(pg::Connection& conn, const compile::TransformSql& sql,
+                                   const std::string& range_check,
+                                   const std::vector<pg::Param>& check) {
+  if (sql.ledger.key_index.empty() || !conn.exec(sql.ledger.any_missing).get_bool(0, 0)) return;
+  pg::Transaction txn(conn);
+  auto state = conn.exec(range_check, check);
+  if (state.rows() == 0 || !state.get_bool(0, 0)) return;  // moved on, or a fresh build
+  ensure_ledger_indexes(conn, sql);
+  txn.commit();
+}
+
 }  // namespace
+
+// Reported as a chunk's failure is, and retried after the same wait.
+void Builder::report_ledger_index_failure(pg::Connection& conn, const catalog::TransformDef& def,
+                                          const LedgerIndexFailure& f) {
+  spdlog::warn("creating the ledger indexes of {} failed: {}", def.target_name(), f.error.what());
+  nlohmann::json failure = {{"chunk", "the ledger's indexes, " + f.when},
+                            {"error", f.error.what()},
+                            {"sqlstate", f.error.sqlstate()}};
+  conn.exec(sql_.fail, {std::to_string(def.id), failure.dump()});
+}
 
 Builder::Builder(catalog::Store& store, BuildConfig config)
     : store_(store),
@@ -140,7 +226,13 @@ bool Builder::build_a_range(pg::Connection& conn, const std::set<int>& candidate
   for (int id : candidates) {
     auto found = store_.transform_by_id(conn, id);
     if (!found || !fence_passed(conn, id)) continue;
-    auto claimed = claim_range(conn, *found);
+    RangeClaimResult claimed;
+    try {
+      claimed = claim_range(conn, *found);
+    } catch (const LedgerIndexFailure& f) {
+      report_ledger_index_failure(conn, *found, f);
+      return true;
+    }
     if (claimed.phase_moved) return true;
     if (!claimed.range) continue;
     run_claimed_range(conn, *found, *claimed.range);
@@ -180,6 +272,16 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
                                                  std::string(catalog::name(claim.phase))});
     if (state.rows() == 0) return {};  // paused, redefined or moved on meanwhile
     bool rewrite = state.get_bool(0, 0);
+    // The parked keys' re-derive (the phase after the group ranges)
+    // upserts by the ledger's key. (The group ranges' first claim creates
+    // the group indexes unless the phase folds by heap blocks.)
+    try {
+      if (claim.phase == catalog::BuildPhase::group_ranges)
+        ensure_ledger_indexes(conn, rederiver_.sql(def));
+    } catch (const pg::SqlError& e) {
+      if (!conn.healthy() || e.failure_class() == pg::FailureClass::transient) throw;
+      throw LedgerIndexFailure{e, "at the end of phase " + std::string(catalog::name(claim.phase))};
+    }
     std::vector<apply::Statement> stmts = {{ranges_.finish_phase, {id, claim.fence}}};
     auto next = catalog::next_phase(claim.phase, rewrite, def.shape);
     if (next)
@@ -201,6 +303,13 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
   if (groups && !sql.fold_range_bound.empty() &&
       (claim.lo ? is_fold_cursor(*claim.lo) : few_groups_into_empty_target(conn, sql)))
     bound_sql = &sql.fold_range_bound;
+  else if (groups && !claim.lo)  // group ranges read the ledger's group index
+    try {
+      ensure_ledger_indexes(conn, sql, /*with_key=*/false);
+    } catch (const pg::SqlError& e) {
+      if (!conn.healthy() || e.failure_class() == pg::FailureClass::transient) throw;
+      throw LedgerIndexFailure{e, "at the start of phase group_ranges"};
+    }
   auto bound = conn.exec(*bound_sql, {claim.lo, std::to_string(config_.range_rows)});
   claim.hi = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
   conn.exec(ranges_.add_claim, {id, claim.fence, std::to_string(claim.seq), claim.lo, claim.hi});
@@ -215,10 +324,13 @@ void Builder::run_claimed_range(pg::Connection& conn, const catalog::TransformDe
   std::vector<pg::Param> key = {id, claim.fence, std::to_string(claim.seq)};
   bool groups = claim.phase == catalog::BuildPhase::group_ranges;
   bool by_chunks = false;
+  std::vector<pg::Param> check = {id, std::to_string(def.version), claim.fence,
+                                  std::string(catalog::name(claim.phase))};
+  if (groups) create_a_ledger_index_beside_group_ranges(conn, sql);
   try {
+    if (!groups) index_ledger_before_a_rewrite(conn, sql, ranges_.range_check, check);
     pg::Transaction txn(conn);
-    auto state = conn.exec(ranges_.range_check, {id, std::to_string(def.version), claim.fence,
-                                                 std::string(catalog::name(claim.phase))});
+    auto state = conn.exec(ranges_.range_check, check);
     if (state.rows() == 0) return;  // paused, redefined or moved on meanwhile
     if (conn.exec(ranges_.lock_claim, key).rows() == 0) return;  // no longer this backend's
     bool rewrite = state.get_bool(0, 0);
@@ -255,11 +367,16 @@ void Builder::run_claimed_range(pg::Connection& conn, const catalog::TransformDe
                  def.target_name(), e.what());
     by_chunks = true;
   }
-  if (by_chunks) {
+  if (!by_chunks) return;
+  try {
     pg::Transaction txn(conn);
     if (conn.exec(ranges_.lock_for_chunks, {id, claim.fence}).rows() == 0) return;
+    ensure_ledger_indexes(conn, sql);  // the drains re-derive keys of the chunks' phases
     conn.exec(ranges_.to_chunks, {id, claim.fence});
     txn.commit();
+  } catch (const pg::SqlError& e) {
+    if (!conn.healthy() || e.failure_class() == pg::FailureClass::transient) throw;
+    report_ledger_index_failure(conn, def, {e, "before keyset chunks"});
   }
 }
 

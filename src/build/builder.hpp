@@ -20,6 +20,7 @@
 #include "catalog/range_claims.hpp"
 #include "catalog/store.hpp"
 #include "pg/connection.hpp"
+#include "pg/sql_error.hpp"
 
 namespace trellis::build {
 
@@ -38,6 +39,14 @@ class Builder {
   bool build_one_chunk(pg::Connection& conn);
 
  private:
+  // Creating a ledger's indexes failed (no space left, a duplicate key):
+  // the build's failure, as a chunk's is.
+  struct LedgerIndexFailure {
+    pg::SqlError error;
+    std::string when;  // "at the end of phase ranges"
+  };
+  void report_ledger_index_failure(pg::Connection& conn, const catalog::TransformDef& def,
+                                   const LedgerIndexFailure& f);
   // The chunk this connection's claim is at, its page filled.
   struct Chunk {
     catalog::BuildPhase phase = catalog::BuildPhase::source;

@@ -194,13 +194,34 @@ std::vector<std::string> create(const TransformDef& d) {
                   group_type(d),
                   d.group.empty() ? "" : ", UNIQUE NULLS NOT DISTINCT " + key_tuple(d.group, "")),
       fmt::format("CREATE TABLE {} ({}\"__ledger_group\" {}, \"__present\" bool NOT NULL DEFAULT "
-                  "false, {})",
-                  ledger(d), ledger_cols, group_type(d),
-                  fanned_key_constraint(d.key, d.ledger_fan_key())),
-      fmt::format("CREATE INDEX ON {} (\"__ledger_group\")", ledger(d))};
+                  "false)",
+                  ledger(d), ledger_cols, group_type(d))};
+  // The drains map a fanning table's changed rows through these while a
+  // build runs: they are not deferred (ledger_indexes).
   for (auto& index : fan_indexes(ledger(d), d.ledger_fan_key())) out.push_back(std::move(index));
+  return out;
+}
+
+// The ledger's group index and MIN/MAX indexes, then its key. A define
+// creates the ledger without them: a fresh build's ranges insert into the
+// bare heap; the builder creates the group indexes, each in one sorted
+// pass, when the ranges phase ends, and the key while the groups are
+// written, or all of them before any statement that needs them runs
+// (build/builder.cpp; docs/architecture.md, "Building by ranges"). The key
+// is a unique index (CREATE INDEX takes a lock that the group ranges'
+// reads do not wait for), made last: a ledger with its key has them all.
+std::vector<std::string> ledger_group_indexes(const TransformDef& d) {
+  std::vector<std::string> out = {
+      fmt::format("CREATE INDEX ON {} (\"__ledger_group\")", ledger(d))};
   for (auto& index : extreme_indexes(d)) out.push_back(std::move(index));
   return out;
+}
+
+std::string ledger_key_index(const TransformDef& d) {
+  auto fan = d.ledger_fan_key();
+  bool nullable = std::any_of(fan.begin(), fan.end(), [](const auto& f) { return f.nullable; });
+  return fmt::format("CREATE UNIQUE INDEX ON {} {}{}", ledger(d), key_tuple(ledger_key(d), ""),
+                     nullable ? " NULLS NOT DISTINCT" : "");
 }
 
 // The touched groups the rewrite records: old and new groups of the page's
@@ -725,6 +746,18 @@ std::string group_fold_check(const TransformDef& d) {
   return fmt::format("SELECT NOT EXISTS (SELECT 1 FROM {})", target(d));
 }
 
+// Before the ledger has its group index (a fresh build), the groups of a
+// sample of about kFoldSampleEntries entries, by whole heap blocks: the
+// choice between folding and group ranges only costs time, so a sample
+// that misses rare groups is no error.
+std::string group_fold_sample(const TransformDef& d) {
+  return fmt::format(
+      "SELECT count(DISTINCT \"__ledger_group\") FROM {0} TABLESAMPLE SYSTEM (least(100, {1} * "
+      "100.0 / greatest(1, pg_relation_size({2}::regclass) / current_setting('block_size')::bigint "
+      "* {3}))) WHERE \"__present\"",
+      ledger(d), kFoldSampleEntries, literal(ledger(d)), kFoldEntriesPerBlock);
+}
+
 std::string fold_range_bound(const TransformDef& d) {
   return fmt::format(
       "SELECT CASE WHEN __b.hi < __b.blocks THEN ARRAY['ctid', __b.hi::text] END FROM (SELECT "
@@ -777,6 +810,23 @@ TransformSql compile_aggregate(const TransformDef& d) {
   std::string source = qualified(d.source_schema, d.source_table);
   sql.create = create(d);
   sql.side_create.assign(sql.create.begin() + 1, sql.create.end());
+  sql.ledger.group_indexes = ledger_group_indexes(d);
+  sql.ledger.key_index = ledger_key_index(d);
+  sql.ledger.key_missing = fmt::format(
+      "SELECT NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index WHERE indrelid = {}::regclass AND "
+      "indisunique)",
+      literal(ledger(d)));
+  sql.ledger.group_indexes_missing = fmt::format(
+      "SELECT NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index i JOIN pg_catalog.pg_attribute a ON "
+      "a.attrelid = i.indrelid AND a.attnum = i.indkey[0] WHERE i.indrelid = {}::regclass AND "
+      "a.attname = '__ledger_group')",
+      literal(ledger(d)));
+  sql.ledger.any_missing = fmt::format("SELECT ({}) OR ({})", sql.ledger.key_missing.substr(7),
+                                       sql.ledger.group_indexes_missing.substr(7));
+  sql.ledger.lock = fmt::format("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", ledger(d));
+  int64_t task = (kLedgerIndexLockTag << 32) + int64_t{d.id} * 2;
+  sql.ledger.claim_group_indexes = fmt::format("SELECT pg_try_advisory_xact_lock({})", task);
+  sql.ledger.claim_key_index = fmt::format("SELECT pg_try_advisory_xact_lock({})", task + 1);
   sql.side_drop = {"DROP TABLE IF EXISTS " + ledger(d)};
   sql.drop = {sql.side_drop.front(), "DROP TABLE IF EXISTS " + target(d)};
   if (state_only(d))
@@ -817,6 +867,7 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.group_range_rewrite = group_range_rewrite(d);
   if (state_only(d) && d.compare_group_text) {
     sql.group_fold_check = group_fold_check(d);
+    sql.group_fold_sample = group_fold_sample(d);
     sql.fold_range_bound = fold_range_bound(d);
     sql.fold_range_insert = fold_range_insert(d);
   }

@@ -99,6 +99,9 @@ std::string page_lacks(const std::string& table_expr, const std::string& key_exp
 std::string lock_key_slots(const catalog::TransformDef& d);
 // The high half of every key slot lock's bigint key (pg_locks.classid).
 inline constexpr int64_t kKeySlotLockTag = 0x54524C53;
+// The high half of the advisory locks by which one thread takes the build
+// of an aggregate's ledger indexes beside the group ranges.
+inline constexpr int64_t kLedgerIndexLockTag = 0x54524C49;
 // Locks rows of `table` keyed by `cols` for the decoded page rows `rows_sql`
 // (whose columns are the decoded key), inserting placeholders for absent ones
 // in key order; existing rows are locked and left unwritten (ON CONFLICT DO

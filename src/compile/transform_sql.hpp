@@ -22,6 +22,8 @@ inline constexpr int kFoldMaxGroups = 1000;
 // Ledger entries a fold range counts per heap block (ledger rows are
 // narrow: ~100 to a page), to size a range of `build_range_rows` entries.
 inline constexpr int kFoldEntriesPerBlock = 100;
+// Entries whose groups group_fold_sample counts.
+inline constexpr int kFoldSampleEntries = 30000;
 // Which page keys a transform re-derives whole (join_sql.hpp, "pairs"): a
 // key put in the page directly (`mapped` NULL: a source row's change, a
 // build chunk, a released or parked key) is whole for every transform; a
@@ -112,8 +114,31 @@ struct TransformSql {
   // (NULL: an open end) to their groups' state, inserting the groups the target lacks, in group
   // order.
   std::string group_fold_check;
+  // While the ledger has no group index (a fresh build): one row, the
+  // number of groups in a sample of its heap blocks, for the same choice.
+  std::string group_fold_sample;
   std::string fold_range_bound;
   std::string fold_range_insert;
+  // An aggregate's ledger is created without its indexes (all empty for
+  // 1-1): a fresh build fills the bare heap by ranges; the builder creates
+  // group_indexes when the group ranges start (unless they fold), and one
+  // thread each creates what is missing of the group indexes and of the key
+  // beside the group ranges (claim_group_indexes / claim_key_index: a
+  // transaction's advisory try-lock, true for one thread), or any path
+  // that needs them creates them first under `lock` (SHARE ROW EXCLUSIVE:
+  // it waits for an index being created, then asks again).
+  // key_missing / group_indexes_missing / any_missing: one row, true while
+  // the ledger lacks its key / its group index / either.
+  struct LedgerIndexes {
+    std::vector<std::string> group_indexes;
+    std::string key_index;
+    std::string key_missing;
+    std::string group_indexes_missing;
+    std::string any_missing;
+    std::string lock;
+    std::string claim_group_indexes;
+    std::string claim_key_index;
+  } ledger;
   // ANALYZE of the tables it writes (the target; the ledger; the rejected
   // matches), run once a build has made it live: the drains' statements
   // that probe them per key are planned from real statistics.

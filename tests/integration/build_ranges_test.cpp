@@ -37,12 +37,36 @@ constexpr const char* kDefineFold =
 
 class BuildRanges : public TrellisTest {
  protected:
-  void create_source(int rows) {
+  void create_source(int rows, int groups = 10) {
     sql(kGateFunction);
     sql("CREATE TABLE src (id int PRIMARY KEY, v int NOT NULL, grp int NOT NULL)");
     sql("CREATE INDEX ON src (grp)");
-    sql("INSERT INTO src SELECT g, g, g % 10 FROM generate_series(1, " + std::to_string(rows) +
-        ") g");
+    sql(fmt::format("INSERT INTO src SELECT g, g, g % {} FROM generate_series(1, {}) g", groups,
+                    rows));
+  }
+
+  // Defines kDefineFold (ranges of 100 entries) with its group phase held
+  // open by the range gate its SUM reads; returns once a range waits on it.
+  std::unique_ptr<Trellis> define_fold_held_in_its_group_phase(
+      std::unique_ptr<pg::Connection>& gate) {
+    gate = hold(kRangeGate);
+    auto t = Trellis::connect(small_ranges(2));
+    t->apply(kDefineFold);
+    EXPECT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+    EXPECT_EQ(phase(), "group_ranges");
+    return t;
+  }
+
+  int64_t claims(const std::string& where) {
+    return count("SELECT count(*) FROM trellis.range_claims WHERE " + where);
+  }
+
+  void release_and_expect_live_and_exact(std::unique_ptr<pg::Connection>& gate, Trellis& t) {
+    release(*gate, kRangeGate);
+    await_status(t, "dst", "live");
+    await_converged(t);
+    expect_oracle("dst");
+    expect_audit_converged(t);
   }
 
   std::unique_ptr<pg::Connection> hold(int key) { return hold_gate(url_, key); }
@@ -377,20 +401,11 @@ TEST_F(BuildRanges, AggregateChangeCommittedUnderAnOpenGroupRangeIsParkedThenRed
 // target (not empty: group ranges) leaves it equal too, nothing added twice.
 TEST_F(BuildRanges, AFewGroupsStateOnlyAggregateFoldsItsLedgerByHeapBlocks) {
   create_source(2000);
-  auto gate = hold(kRangeGate);
-  auto t = Trellis::connect(small_ranges(2));
-  t->apply(kDefineFold);
-  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
-  EXPECT_EQ(phase(), "group_ranges");
-  EXPECT_GT(count("SELECT count(*) FROM trellis.range_claims WHERE hi[1] = 'ctid'"), 0);
-  EXPECT_EQ(count("SELECT count(*) FROM trellis.range_claims WHERE lo IS NOT NULL AND lo[1] <> "
-                  "'ctid'"),
-            0);
-  release(*gate, kRangeGate);
-  await_status(*t, "dst", "live");
-  await_converged(*t);
-  expect_oracle("dst");
-  expect_audit_converged(*t);
+  std::unique_ptr<pg::Connection> gate;
+  auto t = define_fold_held_in_its_group_phase(gate);
+  EXPECT_GT(claims("hi[1] = 'ctid'"), 0);
+  EXPECT_EQ(claims("lo IS NOT NULL AND lo[1] <> 'ctid'"), 0);
+  release_and_expect_live_and_exact(gate, *t);
 
   sql("UPDATE src SET v = v + 1 WHERE id % 7 = 0");
   EXPECT_EQ(t->request_backfill("public.src"), 1);
@@ -398,6 +413,18 @@ TEST_F(BuildRanges, AFewGroupsStateOnlyAggregateFoldsItsLedgerByHeapBlocks) {
   await_converged(*t);
   expect_oracle("dst");
   expect_audit_converged(*t);
+}
+
+// The same definition over 1,500 groups (more than a fold takes): the
+// fresh build's ledger has no group index when the phase starts, so the
+// choice is made from a sample of its heap, and it goes by group ranges.
+TEST_F(BuildRanges, AManyGroupsStateOnlyAggregateWritesItsGroupsByRanges) {
+  create_source(3000, 1500);
+  std::unique_ptr<pg::Connection> gate;
+  auto t = define_fold_held_in_its_group_phase(gate);
+  EXPECT_GT(claims("true"), 0);
+  EXPECT_EQ(claims("hi[1] = 'ctid' OR lo[1] = 'ctid'"), 0);
+  release_and_expect_live_and_exact(gate, *t);
 }
 
 // A worker killed inside a fold range, after earlier ranges were folded:
@@ -527,6 +554,124 @@ TEST_F(BuildRanges, AnAggregateBuildLeftInTheOldParkedPhaseIsFinishedByGroupRang
   await_converged(*t);
   expect_oracle("dst");
   EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 0);
+}
+
+// An aggregate's fresh build writes its ledger bare and indexes it once
+// (docs/architecture.md, "Building by ranges", the ledger's indexes). The
+// ledger of a build interrupted inside its ranges holds what the committed
+// ranges wrote and no index; `between` then runs with no worker, and a
+// fresh process finishes the build.
+class LedgerIndexes : public BuildRanges {
+ protected:
+  // Ranges of 100 rows; v < 0 (ids 1-500) passes the range gate, so five
+  // ranges commit before both threads wait on it. Their process is killed.
+  void interrupt_inside_the_ranges() {
+    sql(kGateFunction);
+    sql("CREATE TABLE src (id int PRIMARY KEY, v int NOT NULL, grp int NOT NULL)");
+    sql("CREATE INDEX ON src (grp)");
+    sql("INSERT INTO src SELECT g, CASE WHEN g <= 500 THEN -g ELSE g END, g % 10 FROM "
+        "generate_series(1, 2000) g");
+    ChildGuard child{fork_worker_process(small_ranges(2, /*staging=*/false))};
+    ASSERT_GT(child.pid, 0);
+    gate_ = hold(kRangeGate);
+    auto staging = start(0);
+    staging->apply(kDefineGroups);
+    ASSERT_TRUE(eventually([&] { return count("SELECT count(*) FROM dst__ledger") == 500; },
+                           std::chrono::seconds(30)));
+    ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+    child.kill_now();
+    EXPECT_EQ(phase(), "ranges");
+    EXPECT_EQ(count("SELECT count(*) FROM dst__ledger"), 500);
+    EXPECT_EQ(ledger_indexes(), 0);
+  }
+
+  void release_the_ranges() { release(*gate_, kRangeGate); }
+
+  int64_t ledger_indexes(const std::string& filter = "true") {
+    return count("SELECT count(*) FROM pg_index WHERE indrelid = 'dst__ledger'::regclass AND " +
+                 filter);
+  }
+
+  // Its key (unique, on id), its group index and its MAX(v) index, once each.
+  void expect_indexed_once() {
+    EXPECT_EQ(ledger_indexes(), 3);
+    EXPECT_EQ(ledger_indexes("indisunique AND indnatts = 1 AND indkey[0] = (SELECT attnum FROM "
+                             "pg_attribute WHERE attrelid = indrelid AND attname = 'id')"),
+              1);
+    EXPECT_EQ(ledger_indexes("indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = "
+                             "indrelid AND attname = '__ledger_group')"),
+              2);
+  }
+
+  std::unique_ptr<pg::Connection> gate_;
+};
+
+TEST_F(LedgerIndexes, AFreshBuildIndexesItsLedgerOnceItsRangesAreDone) {
+  interrupt_inside_the_ranges();
+  sql("UPDATE src SET v = -7000 WHERE id = 7; DELETE FROM src WHERE id = 8");
+  release_the_ranges();
+  auto fresh = start(2, /*staging=*/true);
+  await_status(*fresh, "dst", "live");
+  expect_indexed_once();
+  sql("UPDATE src SET v = v + 1 WHERE id % 7 = 0; DELETE FROM src WHERE id % 11 = 0");
+  await_converged(*fresh);
+  expect_oracle("dst");
+  expect_audit_converged(*fresh);
+}
+
+// PAUSE and RESUME of a build whose ledger has no index yet: the rebuild
+// upserts into the ledger, so it creates the indexes first.
+TEST_F(LedgerIndexes, ABuildResumedBeforeItsLedgerHasIndexesCreatesThemFirst) {
+  interrupt_inside_the_ranges();
+  // The killed process's backends end once their ranges no longer wait
+  // (rolled back: their client is gone); PAUSE waits for them.
+  release_the_ranges();
+  auto api = start(0);
+  api->apply("PAUSE TRANSFORM dst");
+  api->apply("RESUME TRANSFORM dst");
+  EXPECT_EQ(count("SELECT count(*) FROM dst__ledger"), 500);
+  EXPECT_EQ(ledger_indexes(), 0);
+  // The rebuild's ranges over ids 1-500 rewrite; the next waits on the gate.
+  gate_ = hold(kRangeGate);
+  auto fresh = start(2, /*staging=*/false);  // `api` stages
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  EXPECT_EQ(phase(), "ranges");
+  EXPECT_FALSE(query("SELECT chunked FROM trellis.range_frontiers").get_bool(0, 0));
+  expect_indexed_once();
+  release_the_ranges();
+  await_status(*fresh, "dst", "live");
+  expect_indexed_once();
+  await_converged(*fresh);
+  expect_oracle("dst");
+}
+
+// A duplicate ledger key (made by hand here) fails the key's creation at
+// the end of the group ranges: the build reports it as its failure, names
+// the index, retries, and goes live once the duplicate is gone.
+TEST_F(LedgerIndexes, AFailureToIndexTheLedgerIsTheBuildsReportedFailure) {
+  interrupt_inside_the_ranges();
+  sql("INSERT INTO dst__ledger SELECT * FROM dst__ledger WHERE id = 1");
+  sql("UPDATE dst__ledger SET \"__present\" = false WHERE ctid = (SELECT max(ctid) FROM "
+      "dst__ledger WHERE id = 1)");
+  release_the_ranges();
+  auto fresh = start(2, /*staging=*/true);
+  std::optional<Status> s;
+  ASSERT_TRUE(eventually(
+      [&] {
+        s = fresh->status("dst");
+        return s && s->backfill_failure.has_value();
+      },
+      std::chrono::seconds(30)));
+  EXPECT_EQ(s->backfill_failure->chunk, "the ledger's indexes, at the end of phase group_ranges");
+  EXPECT_NE(s->backfill_failure->error.find("dst__ledger"), std::string::npos)
+      << s->backfill_failure->error;
+  EXPECT_EQ(s->status, "backfilling");
+  sql("DELETE FROM dst__ledger WHERE NOT \"__present\"");
+  await_status(*fresh, "dst", "live");
+  EXPECT_FALSE(fresh->status("dst")->backfill_failure);
+  expect_indexed_once();
+  await_converged(*fresh);
+  expect_oracle("dst");
 }
 
 }  // namespace trellis::test

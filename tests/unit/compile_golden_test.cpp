@@ -55,6 +55,10 @@ std::string render(const catalog::TransformDef& def) {
   auto sql = compile_transform(def);
   std::string out;
   sections(out, "create", sql.create);
+  sections(out, "ledger group index", sql.ledger.group_indexes);
+  section(out, "ledger key index", sql.ledger.key_index);
+  section(out, "ledger key missing", sql.ledger.key_missing);
+  section(out, "ledger group indexes missing", sql.ledger.group_indexes_missing);
   sections(out, "drop", sql.drop);
   sections(out, "drain step", sql.steps);
   section(out, "page all held keys", sql.page_all_held_keys);

@@ -2,10 +2,19 @@
 CREATE TABLE "public"."order_counts" ("customer_id" integer, "n" bigint, "total" numeric, "__n" bigint NOT NULL DEFAULT 0, "__c1" bigint NOT NULL DEFAULT 0, "__s1" numeric NOT NULL DEFAULT 0, "__nan1" bigint NOT NULL DEFAULT 0, "__group" text COLLATE "C" NOT NULL PRIMARY KEY, UNIQUE NULLS NOT DISTINCT ("customer_id"))
 
 -- create 2
-CREATE TABLE "public"."order_counts__ledger" ("id" bigint NOT NULL, "customer_id" integer, "amount" numeric(12,2), "__ledger_group" text COLLATE "C", "__present" bool NOT NULL DEFAULT false, PRIMARY KEY ("id"))
+CREATE TABLE "public"."order_counts__ledger" ("id" bigint NOT NULL, "customer_id" integer, "amount" numeric(12,2), "__ledger_group" text COLLATE "C", "__present" bool NOT NULL DEFAULT false)
 
--- create 3
+-- ledger group index 1
 CREATE INDEX ON "public"."order_counts__ledger" ("__ledger_group")
+
+-- ledger key index
+CREATE UNIQUE INDEX ON "public"."order_counts__ledger" ("id")
+
+-- ledger key missing
+SELECT NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index WHERE indrelid = '"public"."order_counts__ledger"'::regclass AND indisunique)
+
+-- ledger group indexes missing
+SELECT NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index i JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] WHERE i.indrelid = '"public"."order_counts__ledger"'::regclass AND a.attname = '__ledger_group')
 
 -- drop 1
 DROP TABLE IF EXISTS "public"."order_counts__ledger"

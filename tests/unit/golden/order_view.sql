@@ -1,6 +1,18 @@
 -- create 1
 CREATE TABLE "public"."order_view" ("id" bigint NOT NULL, "customer" integer, "doubled" numeric, "short_note" text, PRIMARY KEY ("id"))
 
+-- ledger group index
+(none)
+
+-- ledger key index
+(none)
+
+-- ledger key missing
+(none)
+
+-- ledger group indexes missing
+(none)
+
 -- drop 1
 DROP TABLE IF EXISTS "public"."order_view"
 
