@@ -645,6 +645,35 @@ TEST_F(LedgerIndexes, ABuildResumedBeforeItsLedgerHasIndexesCreatesThemFirst) {
   expect_oracle("dst");
 }
 
+// The worker is killed while its first group claim waits to create the
+// group index (a session holds a lock on the ledger that CREATE INDEX waits
+// for): the claim's transaction rolls back whole, and the next process
+// creates the indexes once and builds the groups.
+TEST_F(LedgerIndexes, AWorkerKilledWhileIndexingTheLedgerLosesNothing) {
+  create_source(2000);
+  ChildGuard child{fork_worker_process(small_ranges(2, /*staging=*/false))};
+  ASSERT_GT(child.pid, 0);
+  gate_ = hold(kRangeGate);
+  auto staging = start(0);
+  staging->apply(kDefineGroups);
+  auto blocker = pg::Connection::open(url_, {.search_path = "public"});
+  blocker->exec("BEGIN");
+  blocker->exec("LOCK TABLE dst__ledger IN ROW EXCLUSIVE MODE");  // the ranges still insert
+  release_the_ranges();
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "relation"));
+  EXPECT_EQ(phase(), "group_ranges");
+  EXPECT_EQ(count("SELECT count(*) FROM dst__ledger"), 2000);
+  child.kill_now();
+  blocker->exec("COMMIT");
+  auto fresh = start(2, /*staging=*/false);  // `staging` stages
+  await_status(*fresh, "dst", "live");
+  expect_indexed_once();
+  sql("UPDATE src SET v = v + 1 WHERE id % 7 = 0");
+  await_converged(*fresh);
+  expect_oracle("dst");
+  expect_audit_converged(*fresh);
+}
+
 // A duplicate ledger key (made by hand here) fails the key's creation at
 // the end of the group ranges: the build reports it as its failure, names
 // the index, retries, and goes live once the duplicate is gone.
