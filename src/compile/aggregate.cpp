@@ -202,14 +202,14 @@ std::vector<std::string> create(const TransformDef& d) {
   return out;
 }
 
-// The ledger's group index and MIN/MAX indexes, then its key. A define
+// The ledger's group index and MIN/MAX indexes, and its key. A define
 // creates the ledger without them: a fresh build's ranges insert into the
-// bare heap; the builder creates the group indexes, each in one sorted
-// pass, when the ranges phase ends, and the key while the groups are
-// written, or all of them before any statement that needs them runs
+// bare heap; the builder creates the group indexes when the group ranges
+// start (unless they fold), and one thread each creates what is missing
+// beside the group ranges, or any path that needs them creates them first
 // (build/builder.cpp; docs/architecture.md, "Building by ranges"). The key
-// is a unique index (CREATE INDEX takes a lock that the group ranges'
-// reads do not wait for), made last: a ledger with its key has them all.
+// is a unique index: CREATE INDEX takes a lock that the group ranges'
+// reads do not wait for.
 std::vector<std::string> ledger_group_indexes(const TransformDef& d) {
   std::vector<std::string> out = {
       fmt::format("CREATE INDEX ON {} (\"__ledger_group\")", ledger(d))};
@@ -218,10 +218,8 @@ std::vector<std::string> ledger_group_indexes(const TransformDef& d) {
 }
 
 std::string ledger_key_index(const TransformDef& d) {
-  auto fan = d.ledger_fan_key();
-  bool nullable = std::any_of(fan.begin(), fan.end(), [](const auto& f) { return f.nullable; });
   return fmt::format("CREATE UNIQUE INDEX ON {} {}{}", ledger(d), key_tuple(ledger_key(d), ""),
-                     nullable ? " NULLS NOT DISTINCT" : "");
+                     any_nullable(d.ledger_fan_key()) ? " NULLS NOT DISTINCT" : "");
 }
 
 // The touched groups the rewrite records: old and new groups of the page's
@@ -812,17 +810,18 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.side_create.assign(sql.create.begin() + 1, sql.create.end());
   sql.ledger.group_indexes = ledger_group_indexes(d);
   sql.ledger.key_index = ledger_key_index(d);
-  sql.ledger.key_missing = fmt::format(
-      "SELECT NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index WHERE indrelid = {}::regclass AND "
+  std::string key_missing = fmt::format(
+      "NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index WHERE indrelid = {}::regclass AND "
       "indisunique)",
       literal(ledger(d)));
-  sql.ledger.group_indexes_missing = fmt::format(
-      "SELECT NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index i JOIN pg_catalog.pg_attribute a ON "
+  std::string group_indexes_missing = fmt::format(
+      "NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index i JOIN pg_catalog.pg_attribute a ON "
       "a.attrelid = i.indrelid AND a.attnum = i.indkey[0] WHERE i.indrelid = {}::regclass AND "
       "a.attname = '__ledger_group')",
       literal(ledger(d)));
-  sql.ledger.any_missing = fmt::format("SELECT ({}) OR ({})", sql.ledger.key_missing.substr(7),
-                                       sql.ledger.group_indexes_missing.substr(7));
+  sql.ledger.key_missing = "SELECT " + key_missing;
+  sql.ledger.group_indexes_missing = "SELECT " + group_indexes_missing;
+  sql.ledger.any_missing = fmt::format("SELECT ({}) OR ({})", key_missing, group_indexes_missing);
   sql.ledger.lock = fmt::format("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", ledger(d));
   int64_t task = (kLedgerIndexLockTag << 32) + int64_t{d.id} * 2;
   sql.ledger.claim_group_indexes = fmt::format("SELECT pg_try_advisory_xact_lock({})", task);

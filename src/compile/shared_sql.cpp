@@ -86,10 +86,13 @@ std::vector<Column> fanned_key(const std::vector<Column>& key,
   return out;
 }
 
+bool any_nullable(const std::vector<catalog::TransformDef::FanColumn>& fan) {
+  return std::any_of(fan.begin(), fan.end(), [](const auto& f) { return f.nullable; });
+}
+
 std::string fanned_key_constraint(const std::vector<Column>& key,
                                   const std::vector<catalog::TransformDef::FanColumn>& fan) {
-  bool nullable = std::any_of(fan.begin(), fan.end(), [](const auto& f) { return f.nullable; });
-  return (nullable ? "UNIQUE NULLS NOT DISTINCT " : "PRIMARY KEY ") +
+  return (any_nullable(fan) ? "UNIQUE NULLS NOT DISTINCT " : "PRIMARY KEY ") +
          key_tuple(fanned_key(key, fan), "");
 }
 

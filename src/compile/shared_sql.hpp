@@ -28,6 +28,8 @@ std::string changed(const catalog::Field& f);
 // (a 1-1 target, an aggregate's ledger): `key` then the fan columns `fan`.
 std::vector<catalog::Column> fanned_key(const std::vector<catalog::Column>& key,
                                         const std::vector<catalog::TransformDef::FanColumn>& fan);
+// Whether a fan key may hold NULLs (its uniqueness is then NULLS NOT DISTINCT).
+bool any_nullable(const std::vector<catalog::TransformDef::FanColumn>& fan);
 // Their key constraint: a PRIMARY KEY, or, when a LEFT JOIN that fans out
 // leaves its columns NULL for a row without a match, a UNIQUE constraint
 // under which NULLs are equal (NULLS NOT DISTINCT).
