@@ -19,6 +19,7 @@
 
 #include "base/event_log.hpp"
 #include "catalog/ring_geometry.hpp"
+#include "compile/shared_sql.hpp"
 #include "compile/transform_sql.hpp"
 #include "pg/arrays.hpp"
 #include "pg/sql_error.hpp"
@@ -31,7 +32,8 @@ Drainer::Drainer(catalog::Store& store, DrainConfig config)
       sql_(compile::compile_drain(store.schema())),
       failures_(catalog::Lifecycle(store).drain_failure_statements()),
       park_(catalog::Lifecycle(store)
-                .build_statements(compile::kPageTable, compile::kWholeRootsTable)
+                .build_statements(compile::kPageTable, compile::kWholeRootsTable,
+                                  compile::page_key_slot())
                 .park),
       quarantine_(store.schema()),
       metrics_(base::ProcessMetrics::of(store.schema())) {}

@@ -30,6 +30,7 @@
 #include "catalog/range_claims.hpp"
 #include "catalog/transitions.hpp"
 #include "compile/one_to_one.hpp"
+#include "compile/shared_sql.hpp"
 #include "compile/transform_sql.hpp"
 #include "pg/arrays.hpp"
 #include "pg/sql_error.hpp"
@@ -144,8 +145,8 @@ void Builder::report_ledger_index_failure(pg::Connection& conn, const catalog::T
 Builder::Builder(catalog::Store& store, BuildConfig config)
     : store_(store),
       config_(config),
-      sql_(catalog::Lifecycle(store).build_statements(compile::kPageTable,
-                                                      compile::kWholeRootsTable)),
+      sql_(catalog::Lifecycle(store).build_statements(
+          compile::kPageTable, compile::kWholeRootsTable, compile::page_key_slot())),
       ranges_(catalog::range_claim_statements(store)),
       quarantine_(store.schema()) {}
 
@@ -163,7 +164,12 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
   // A phase by ranges comes here only once turned over to keyset chunks
   // (its fence passed before).
   try {
-    if (phase == BuildPhase::parked && !fence_passed(conn, id)) return true;
+    if (phase == BuildPhase::parked) {
+      if (!fence_passed(conn, id)) return true;
+      // A slot at a time, as every other thread; the chunk takes what is
+      // left once every slot is done or taken.
+      if (discharge_a_slot(conn, def) == Discharge::done) return true;
+    }
     run_chunk(conn, def);
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
@@ -225,7 +231,11 @@ bool Builder::fence_passed(pg::Connection& conn, int id) {
 bool Builder::build_a_range(pg::Connection& conn, const std::set<int>& candidates) {
   for (int id : candidates) {
     auto found = store_.transform_by_id(conn, id);
-    if (!found || !fence_passed(conn, id)) continue;
+    if (!found) continue;
+    auto discharged = discharge_a_slot(conn, *found);
+    if (discharged == Discharge::done) return true;
+    if (discharged == Discharge::nothing) continue;  // the claimant ends the phase
+    if (!fence_passed(conn, id)) continue;
     RangeClaimResult claimed;
     try {
       claimed = claim_range(conn, *found);
@@ -239,6 +249,60 @@ bool Builder::build_a_range(pg::Connection& conn, const std::set<int>& candidate
     return true;
   }
   return false;
+}
+
+Builder::Discharge Builder::discharge_a_slot(pg::Connection& conn,
+                                             const catalog::TransformDef& def) {
+  auto backoff = discharge_backoff_.find(def.id);
+  if (backoff != discharge_backoff_.end()) {
+    if (std::chrono::steady_clock::now() < backoff->second) return Discharge::nothing;
+    discharge_backoff_.erase(backoff);
+  }
+  std::string id = std::to_string(def.id);
+  try {
+    pg::Transaction txn(conn);
+    auto state = conn.exec(sql_.discharge_check, {id, std::to_string(def.version)});
+    if (state.rows() == 0) return Discharge::not_parked;
+    if (!state.get_bool(0, 0)) return Discharge::nothing;  // the claimant sets the fence
+    // Slots in order, each whose claim lock this thread gets, until they
+    // hold a transaction's worth of keys: two threads split the slots.
+    auto parked = conn.exec(sql_.parked_slots, {id});
+    std::vector<int> slots;
+    int64_t keys = 0;
+    for (int i = 0; i < parked.rows() && keys < config_.discharge_keys; ++i) {
+      int slot = static_cast<int>(parked.get_int(i, 0));
+      std::string claim = std::to_string(compile::parked_slot_claim_base(def.id) + slot);
+      if (!conn.exec(sql_.claim_parked_slot, {claim}).get_bool(0, 0)) continue;
+      slots.push_back(slot);
+      keys += parked.get_int(i, 1);
+    }
+    if (slots.empty()) return Discharge::nothing;
+    auto moved = conn.exec(sql_.discharge_slots,
+                           {id, std::to_string(config_.discharge_keys), pg::int_array(slots)});
+    if (moved.affected() == 0) return Discharge::nothing;
+    map_parked_fanning_keys(conn, def);
+    std::vector<apply::Statement> steps;
+    for (const auto& step : rederiver_.sql(def).steps) steps.push_back({step, {}});
+    std::vector<apply::Statement> stmts;
+    quarantine_.append_hidden(def.id, steps, stmts);
+    conn.pipeline(stmts);
+    txn.commit();
+    return Discharge::done;
+  } catch (const pg::SqlError& e) {
+    if (!conn.healthy()) throw;
+    // The keys stay parked; the claimant's chunks meet the failure again
+    // and find, charge or report it as for any chunk.
+    spdlog::info("discharge of parked keys of {} failed ({}): left to its build's claimant",
+                 def.target_name(), e.what());
+    discharge_backoff_[def.id] = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    return Discharge::nothing;
+  }
+}
+
+void Builder::map_parked_fanning_keys(pg::Connection& conn, const catalog::TransformDef& def) {
+  auto fanning = def.fanning_table_ids();
+  for (const auto& map : rederiver_.sql(def).map_joined_keys)
+    if (fanning.count(map.table_id)) conn.exec(map.sql);
 }
 
 Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
@@ -395,12 +459,11 @@ std::optional<Builder::Chunk> Builder::fill_chunk(pg::Connection& conn,
   if (def.shape == catalog::Shape::one_to_one) chunk.work.one_to_one = def;
   if (chunk.phase == BuildPhase::parked) {           // re-derive parked keys as a drain page would
     if (!state.get_bool(0, 5)) return std::nullopt;  // the phase's fence has not passed
+    // Whatever no thread's slot discharge has taken (those committed
+    // before this transforms row lock was granted): none left ends the
+    // phase.
     auto moved = conn.exec(sql_.discharge, {id, std::to_string(config_.discharge_keys)});
-    // Keys of the tables that fan out were parked as they were captured:
-    // mapped now, they re-derive the pairs they reach (drainer.cpp).
-    auto fanning = def.fanning_table_ids();
-    for (const auto& map : sql.map_joined_keys)
-      if (fanning.count(map.table_id)) conn.exec(map.sql);
+    map_parked_fanning_keys(conn, def);
     for (const auto& step : sql.steps) chunk.work.steps.push_back({step, {}});
     chunk.next = moved.affected() > 0 ? std::optional(BuildPhase::parked)
                                       : catalog::next_phase(BuildPhase::parked, sweep, def.shape);

@@ -10,6 +10,8 @@
 // invariant I1).
 #pragma once
 
+#include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -62,6 +64,15 @@ class Builder {
   // claims one and runs it, or moves a phase whose ranges are all done on.
   // False when no such work is left for this thread.
   bool build_a_range(pg::Connection& conn, const std::set<int>& candidates);
+  // A slot of parked keys of `def` in its parked phase, re-derived by this
+  // thread, whether or not it holds the build claim: the discharge runs on
+  // every drain thread, each on a slot no other thread holds, and the
+  // claimant's chunks take what is left and end the phase.
+  enum class Discharge { not_parked, nothing, done };
+  Discharge discharge_a_slot(pg::Connection& conn, const catalog::TransformDef& def);
+  // Keys of the tables that fan out were parked as they were captured:
+  // mapped now, they re-derive the pairs they reach (drainer.cpp).
+  void map_parked_fanning_keys(pg::Connection& conn, const catalog::TransformDef& def);
   struct RangeClaim {
     std::string fence;  // the phase's build_fence, as text
     catalog::BuildPhase phase = catalog::BuildPhase::ranges;
@@ -96,6 +107,9 @@ class Builder {
   catalog::RangeClaimStatements ranges_;
   apply::Rederiver rederiver_;
   apply::Quarantine quarantine_;
+  // Transforms whose slot discharge failed, not helped again before then:
+  // the claimant's chunk path meets the failure and charges or reports it.
+  std::map<int, std::chrono::steady_clock::time_point> discharge_backoff_;
 };
 
 }  // namespace trellis::build

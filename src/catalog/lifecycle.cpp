@@ -268,10 +268,12 @@ void Lifecycle::record_capture_failure(pg::Connection& conn, int table_id, const
 }
 
 BuildStatements Lifecycle::build_statements(const std::string& page_table,
-                                            const std::string& whole_roots_table) const {
+                                            const std::string& whole_roots_table,
+                                            const std::string& page_key_slot) const {
   BuildStatements s;
   // One statement per idle poll: the claim of a build by keyset chunks (no
-  // row claimed: NULLs) and the transforms in a phase by ranges.
+  // row claimed: NULLs) and the transforms in a phase by ranges or in their
+  // parked phase (work for every thread).
   s.claim = fmt::format(
       "WITH claimed AS (UPDATE {0} t SET (build_owner_pid, build_owner_start) = ({1}) FROM "
       "(SELECT c.id FROM {0} c WHERE {3} AND (c.build_not_before IS NULL OR c.build_not_before <= "
@@ -296,16 +298,31 @@ BuildStatements Lifecycle::build_statements(const std::string& page_table,
   s.holds_keys = fmt::format(
       "SELECT EXISTS (SELECT 1 FROM {} WHERE transform_id = $1::int AND held)", held_keys_);
   s.park = fmt::format(
-      "INSERT INTO {} (transform_id, tbl, key) SELECT $1::int, p.tbl, p.key FROM {} p WHERE "
-      "(p.tbl = $2::int AND ($3::int[] IS NULL OR p.mapped IS NULL OR EXISTS (SELECT 1 FROM {} w "
-      "WHERE w.tid = $1::int AND w.root = p.key))) OR p.tbl = ANY ($3::int[]) ON CONFLICT DO "
-      "NOTHING",
-      parked_keys_, page_table, whole_roots_table);
+      "INSERT INTO {} (transform_id, tbl, key, slot) SELECT $1::int, p.tbl, p.key, {} FROM {} p "
+      "WHERE (p.tbl = $2::int AND ($3::int[] IS NULL OR p.mapped IS NULL OR EXISTS (SELECT 1 "
+      "FROM {} w WHERE w.tid = $1::int AND w.root = p.key))) OR p.tbl = ANY ($3::int[]) ON "
+      "CONFLICT DO NOTHING",
+      parked_keys_, page_key_slot, page_table, whole_roots_table);
   s.discharge = fmt::format(
       "WITH picked AS (SELECT tbl, key FROM {0} WHERE transform_id = $1::int ORDER BY tbl, key "
       "LIMIT $2::int), moved AS (DELETE FROM {0} p USING picked WHERE p.transform_id = $1::int AND "
       "p.tbl = picked.tbl AND p.key = picked.key RETURNING p.tbl, p.key) INSERT INTO {1} (tbl, "
       "key) SELECT tbl, key FROM moved",
+      parked_keys_, page_table);
+  s.discharge_check = fmt::format(
+      "SELECT {} FROM {} t WHERE id = $1::int AND version = $2::int AND status = {} AND "
+      "build_phase = {} FOR SHARE",
+      fence_passed("t", workers_), transforms_, literal(Status::backfilling),
+      literal(BuildPhase::parked));
+  s.parked_slots = fmt::format(
+      "SELECT slot, count(*) FROM {} WHERE transform_id = $1::int GROUP BY slot ORDER BY slot",
+      parked_keys_);
+  s.claim_parked_slot = "SELECT pg_try_advisory_xact_lock($1::bigint)";
+  s.discharge_slots = fmt::format(
+      "WITH picked AS (SELECT tbl, key FROM {0} WHERE transform_id = $1::int AND slot = ANY "
+      "($3::int2[]) ORDER BY tbl, key LIMIT $2::int FOR UPDATE SKIP LOCKED), moved AS (DELETE "
+      "FROM {0} p USING picked WHERE p.transform_id = $1::int AND p.tbl = picked.tbl AND p.key = "
+      "picked.key RETURNING p.tbl, p.key) INSERT INTO {1} (tbl, key) SELECT tbl, key FROM moved",
       parked_keys_, page_table);
   s.advance = fmt::format(
       "UPDATE {} SET build_cursor = $2::text[], build_rows_done = build_rows_done + (SELECT "

@@ -37,7 +37,7 @@ struct EditRow {
 struct BuildStatements {
   // -> id, build_phase, build_cursor, build_sweep_target of the build
   // claimed for keyset chunks (NULLs: none), then the ids of the transforms
-  // in a phase by ranges (int[] text).
+  // in a phase by ranges or in its parked phase (int[] text).
   std::string claim;
   // $1 id, $2 version -> phase, cursor, sweep, fields, fence set, fence
   // passed (the row locked)
@@ -63,6 +63,21 @@ struct BuildStatements {
   std::string park;
   // Moves up to $2 parked keys of transform $1 into the page (phase parked).
   std::string discharge;
+  // Any drain thread's discharge of one slot of parked keys (beside the
+  // claimant's chunks, which take whatever no thread has): $1 id, $2
+  // version -> no row unless the transform is in its parked phase; else
+  // whether the phase's fence has passed (the row FOR SHARE: the claimant
+  // ends the phase only after every such discharge has committed).
+  std::string discharge_check;
+  // $1 id -> slot, parked keys, of each slot holding parked keys, in slot
+  // order.
+  std::string parked_slots;
+  // $1 the claim lock of a slot (its transform's base plus the slot) ->
+  // taken: an advisory try-lock no thread waits on.
+  std::string claim_parked_slot;
+  // $1 id, $2 keys, $3 the slots claimed (int2[]): moves up to $2 of their
+  // parked keys into the page.
+  std::string discharge_slots;
 };
 
 // The drain's record of a page failing for the transforms reading a table.
@@ -136,9 +151,11 @@ class Lifecycle {
 
   // The build loop's statements; `page_table` is the drain's page.
   // `whole_roots_table`: the page's keys each transform re-derives whole
-  // (tid, root), besides the page keys put there directly.
+  // (tid, root), besides the page keys put there directly. `page_key_slot`:
+  // the key slot of a page row `p` (its key's ring bucket).
   BuildStatements build_statements(const std::string& page_table,
-                                   const std::string& whole_roots_table) const;
+                                   const std::string& whole_roots_table,
+                                   const std::string& page_key_slot) const;
   DrainFailureStatements drain_failure_statements() const;
 
  private:

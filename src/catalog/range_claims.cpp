@@ -39,10 +39,11 @@ RangeClaimStatements range_claim_statements(const Store& store) {
   std::string claims = store.table("range_claims");
   RangeClaimStatements s;
   s.candidates = fmt::format(
-      "SELECT t.id FROM {0} t WHERE {1} AND (t.build_not_before IS NULL OR t.build_not_before <= "
-      "now()) AND NOT EXISTS (SELECT 1 FROM {2} f WHERE f.transform_id = t.id AND f.fence = "
-      "t.build_fence AND f.chunked) ORDER BY t.id",
-      transforms, by_ranges("t."), frontiers);
+      "SELECT t.id FROM {0} t WHERE ({1} OR (t.status = {3} AND t.build_phase = {4})) AND "
+      "(t.build_not_before IS NULL OR t.build_not_before <= now()) AND NOT EXISTS (SELECT 1 FROM "
+      "{2} f WHERE f.transform_id = t.id AND f.fence = t.build_fence AND f.chunked) ORDER BY t.id",
+      transforms, by_ranges("t."), frontiers, literal(Status::backfilling),
+      literal(BuildPhase::parked));
   s.open_frontier = fmt::format(
       "INSERT INTO {} (transform_id, fence, cursor) SELECT id, build_fence, build_cursor FROM {} "
       "WHERE id = $1::int AND build_fence IS NOT NULL ON CONFLICT (transform_id) DO NOTHING",

@@ -251,7 +251,11 @@ std::string lock_key_slots(const TransformDef& d) {
   return fmt::format(
       "SELECT pg_advisory_xact_lock({} + __s.slot) FROM (SELECT DISTINCT {} AS slot FROM {} p "
       "WHERE p.tbl = {}) __s ORDER BY __s.slot",
-      base, key_bucket("p.key", catalog::kRingBuckets), kPageTable, d.source_table_id);
+      base, page_key_slot(), kPageTable, d.source_table_id);
+}
+
+std::string page_key_slot() {
+  return key_bucket("p.key", catalog::kRingBuckets);
 }
 
 std::string lock_rows(const std::string& table, const std::vector<Column>& cols,

@@ -99,11 +99,21 @@ std::string page_lacks(const std::string& table_expr, const std::string& key_exp
 // the later one reads only after the earlier one committed. It writes no WAL
 // and no row, where a row lock per key did both.
 std::string lock_key_slots(const catalog::TransformDef& d);
+// The key slot of page row `p` (its key's ring bucket), as lock_key_slots
+// takes it; parked keys are stored with it.
+std::string page_key_slot();
 // The high half of every key slot lock's bigint key (pg_locks.classid).
 inline constexpr int64_t kKeySlotLockTag = 0x54524C53;
 // The high half of the advisory locks by which one thread takes the build
 // of an aggregate's ledger indexes beside the group ranges.
 inline constexpr int64_t kLedgerIndexLockTag = 0x54524C49;
+// The high half of the advisory try-locks by which one thread takes a slot
+// of a transform's parked keys to discharge (never waited on).
+inline constexpr int64_t kParkedSlotClaimTag = 0x54524C50;
+// The base of transform `id`'s parked-slot claim locks (plus the slot).
+inline int64_t parked_slot_claim_base(int id) {
+  return (kParkedSlotClaimTag << 32) + int64_t{id} * 256;
+}
 // Locks rows of `table` keyed by `cols` for the decoded page rows `rows_sql`
 // (whose columns are the decoded key), inserting placeholders for absent ones
 // in key order; existing rows are locked and left unwritten (ON CONFLICT DO

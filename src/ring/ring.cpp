@@ -116,8 +116,11 @@ void Ring::index_large_slot(pg::Connection& conn, int64_t segment) {
                           ident(page_index(segment)), slot_table(segment), compile::kRingPageOrder,
                           compile::kRingHasKey));
     // Slots are never auto-analyzed; without statistics the planner guesses
-    // a bucket holds a few dozen rows and sorts them all per page.
-    conn.exec("ANALYZE " + slot_table(segment));
+    // a bucket holds a few dozen rows and sorts them all per page. The page
+    // fill's estimates read only these two columns (a row comparison is
+    // estimated by its first column), and leaving out the key's array
+    // statistics takes ANALYZE of a 30,000-row slot from ~100 ms to ~10 ms.
+    conn.exec("ANALYZE " + slot_table(segment) + " (bucket, tbl)");
     savepoint.release();
   } catch (const pg::SqlError& e) {
     if (e.failure_class() != pg::FailureClass::transient) throw;

@@ -135,12 +135,50 @@ class BuildRanges : public TrellisTest {
     ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
     child.kill_now();
     EXPECT_EQ(phase(), "parked");
-    EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 2);  // the discharge rolled back
+    // The discharge of key 7's slot rolled back (key 11's, on the other
+    // thread, may have committed).
+    EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys WHERE key = '{7}'"), 1);
     release(*discharge_gate, kDischargeGate);
 
     auto fresh = start(2, /*staging=*/false);
     await_status(*fresh, "dst", "live");
     await_converged(*fresh);
+    expect_oracle("dst");
+  }
+
+  // Rebuilds `statement` (live) with 12,000 keys changed under the open
+  // range to negative values, whose re-derive waits on the discharge gate:
+  // more than one discharge transaction takes (5,000 keys), so in the
+  // parked phase both drain threads wait on the gate at once, each in the
+  // discharge of its own key slots (with one thread discharging, one
+  // waits). Then the build goes live with every key re-derived.
+  void discharge_on_two_threads_at_once(const char* statement) {
+    create_source(20000);
+    auto t = start(2);
+    t->apply(statement);
+    await_status(*t, "dst", "live");
+    auto range_gate = hold(kRangeGate);
+    auto discharge_gate = hold(kDischargeGate);
+    auto open = stage_open("UPDATE src SET v = -v WHERE id <= 12000",
+                           "UPDATE src SET v = 90000 WHERE id = 19999");
+    EXPECT_EQ(t->request_backfill("public.src"), 1);
+    ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+    open->exec("COMMIT");
+    ASSERT_TRUE(await_parked(12001));
+    release(*range_gate, kRangeGate);
+    auto waiting = [&] {
+      return count(fmt::format(
+          "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = "
+          "{}",
+          kDischargeGate));
+    };
+    EXPECT_TRUE(eventually([&] { return waiting() == 2; }, std::chrono::seconds(60)))
+        << waiting() << " drain threads wait in a discharge";
+    EXPECT_EQ(phase(), "parked");
+    release(*discharge_gate, kDischargeGate);
+    await_status(*t, "dst", "live");
+    EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 0);
+    await_converged(*t);
     expect_oracle("dst");
   }
 
@@ -150,10 +188,17 @@ class BuildRanges : public TrellisTest {
   // passes only once the open transaction ends, so a range started now has
   // a snapshot without the change but does not hold the segment back.
   std::unique_ptr<pg::Connection> stage_open_change(int id, int v, int other, int other_v) {
+    return stage_open(fmt::format("UPDATE src SET v = {} WHERE id = {}", v, id),
+                      fmt::format("UPDATE src SET v = {} WHERE id = {}", other_v, other));
+  }
+
+  // The same for any statement left open and any committed beside it.
+  std::unique_ptr<pg::Connection> stage_open(const std::string& open_sql,
+                                             const std::string& committed_sql) {
     auto open = pg::Connection::open(url_, {.search_path = "public"});
     open->exec("BEGIN");
-    open->exec(fmt::format("UPDATE src SET v = {} WHERE id = {}", v, id));
-    sql(fmt::format("UPDATE src SET v = {} WHERE id = {}", other_v, other));
+    open->exec(open_sql);
+    sql(committed_sql);
     EXPECT_TRUE(eventually(
         [&] {
           return count(
@@ -321,6 +366,18 @@ TEST_F(BuildRanges, WorkerKilledInsideTheDischargeLosesNothing) {
   kill_inside_the_discharge(kDefine);
   EXPECT_EQ(count("SELECT v FROM dst WHERE id = 7"), -7000);
   EXPECT_EQ(count("SELECT v FROM dst WHERE id = 11"), 11000);
+}
+
+// Parked keys are discharged on every drain thread, each taking key slots
+// no other thread holds (docs/architecture.md, "Building by ranges", step
+// 5).
+TEST_F(BuildRanges, ParkedKeysAreDischargedOnEveryDrainThread) {
+  discharge_on_two_threads_at_once(kDefine);
+  EXPECT_EQ(count("SELECT count(*) FROM dst WHERE v < 0"), 12000);
+}
+
+TEST_F(BuildRanges, AggregateParkedKeysAreDischargedOnEveryDrainThread) {
+  discharge_on_two_threads_at_once(kDefineGroups);
 }
 
 // The same for an aggregate: its ranges fill the ledger, the parked keys

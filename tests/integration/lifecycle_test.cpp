@@ -10,6 +10,7 @@
 
 #include "catalog/transitions.hpp"
 #include "compile/quarantine_sql.hpp"
+#include "compile/shared_sql.hpp"
 #include "compile/transform_sql.hpp"
 #include "support/harness.hpp"
 
@@ -130,8 +131,10 @@ TEST_F(LifecycleWalk, StartBuild) {
 }
 
 TEST_F(LifecycleWalk, GoLive) {
-  auto go_live =
-      lifecycle_.build_statements(compile::kPageTable, compile::kWholeRootsTable).go_live;
+  auto go_live = lifecycle_
+                     .build_statements(compile::kPageTable, compile::kWholeRootsTable,
+                                       compile::page_key_slot())
+                     .go_live;
   walk(Operation::go_live, [&](pg::Connection& c, const catalog::TransformDef& d) {
     c.exec(go_live, {std::to_string(d.id)});
   });
