@@ -166,9 +166,9 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
   try {
     if (phase == BuildPhase::parked) {
       if (!fence_passed(conn, id)) return true;
-      // A slot at a time, as every other thread; the chunk takes what is
-      // left once every slot is done or taken.
-      if (discharge_a_slot(conn, def) == Discharge::done) return true;
+      // By slots, as every other thread; the chunk takes what is left once
+      // every slot is done or taken.
+      if (discharge_by_slots(conn, def) == Discharge::done) return true;
     }
     run_chunk(conn, def);
   } catch (const pg::SqlError& e) {
@@ -232,7 +232,7 @@ bool Builder::build_a_range(pg::Connection& conn, const std::set<int>& candidate
   for (int id : candidates) {
     auto found = store_.transform_by_id(conn, id);
     if (!found) continue;
-    auto discharged = discharge_a_slot(conn, *found);
+    auto discharged = discharge_by_slots(conn, *found);
     if (discharged == Discharge::done) return true;
     if (discharged == Discharge::nothing) continue;  // the claimant ends the phase
     if (!fence_passed(conn, id)) continue;
@@ -251,8 +251,8 @@ bool Builder::build_a_range(pg::Connection& conn, const std::set<int>& candidate
   return false;
 }
 
-Builder::Discharge Builder::discharge_a_slot(pg::Connection& conn,
-                                             const catalog::TransformDef& def) {
+Builder::Discharge Builder::discharge_by_slots(pg::Connection& conn,
+                                               const catalog::TransformDef& def) {
   auto backoff = discharge_backoff_.find(def.id);
   if (backoff != discharge_backoff_.end()) {
     if (std::chrono::steady_clock::now() < backoff->second) return Discharge::nothing;

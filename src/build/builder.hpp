@@ -64,12 +64,13 @@ class Builder {
   // claims one and runs it, or moves a phase whose ranges are all done on.
   // False when no such work is left for this thread.
   bool build_a_range(pg::Connection& conn, const std::set<int>& candidates);
-  // A slot of parked keys of `def` in its parked phase, re-derived by this
-  // thread, whether or not it holds the build claim: the discharge runs on
-  // every drain thread, each on a slot no other thread holds, and the
-  // claimant's chunks take what is left and end the phase.
+  // Parked keys of `def` in its parked phase, up to a transaction's worth
+  // from key slots no other thread holds, re-derived by this thread
+  // whether or not it holds the build claim: the discharge runs on every
+  // drain thread, and the claimant's chunks take what is left and end the
+  // phase.
   enum class Discharge { not_parked, nothing, done };
-  Discharge discharge_a_slot(pg::Connection& conn, const catalog::TransformDef& def);
+  Discharge discharge_by_slots(pg::Connection& conn, const catalog::TransformDef& def);
   // Keys of the tables that fan out were parked as they were captured:
   // mapped now, they re-derive the pairs they reach (drainer.cpp).
   void map_parked_fanning_keys(pg::Connection& conn, const catalog::TransformDef& def);

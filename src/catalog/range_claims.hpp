@@ -30,7 +30,7 @@ struct RangeClaimStatements {
   // -> id of each transform in a phase by ranges that claims may work on
   // (building, not backing off after a failure, not turned over to chunks),
   // and of each in its parked phase, whose parked keys every thread
-  // discharges a slot at a time; read with the build claim, in the same
+  // discharges by key slots; read with the build claim, in the same
   // statement.
   std::string candidates;
   // $1 id: the frontier row of the transform's current fence, created when
