@@ -63,7 +63,7 @@ struct BuildStatements {
   std::string park;
   // Moves up to $2 parked keys of transform $1 into the page (phase parked).
   std::string discharge;
-  // Any drain thread's discharge of one slot of parked keys (beside the
+  // Any drain thread's discharge of parked keys by key slots (beside the
   // claimant's chunks, which take whatever no thread has): $1 id, $2
   // version -> no row unless the transform is in its parked phase; else
   // whether the phase's fence has passed (the row FOR SHARE: the claimant
