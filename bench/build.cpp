@@ -4,7 +4,8 @@
 // join that fans out (grp_dim to its 10,000 src rows each), with
 // and without 2,000 single-row writes/s running. Compared with
 // CREATE TABLE AS of the same SELECT, without and with adding the primary
-// key the target has; reports the worker's peak RSS.
+// key the target has; reports the worker's peak RSS and how many keys the
+// drains parked for the build's discharge.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -54,6 +55,11 @@ void build(Run& run) {
         line["top_statements"] = top_statements(db, 3);
         if (load) load->stop();
         line["converge_after_s"] = db.converge(timeout);
+        // Keys the drains parked for the build's discharge (the statistics
+        // collector's count: flushed within a second of each commit).
+        line["parked_keys"] = db.scalar(
+            "SELECT coalesce(sum(n_tup_ins), 0) FROM pg_stat_user_tables WHERE relid = "
+            "to_regclass('trellis.parked_keys')");
         auto usage = worker->stop();
         line["build_s"] = build_s;
         line["ratio_to_ctas"] = line["ctas_s"].get<double>() / build_s;

@@ -7,7 +7,8 @@
 // A TRUNCATE sentinel adds every key the reader's target holds, so
 // rows whose source rows vanished are removed. A reader whose build is writing its target by key
 // ranges gets the page's keys parked instead (catalog parked_keys), re-derived by its build after
-// the last range. A page failing with a data error is redone to find
+// the last range; of its source keys, those beyond the ranges handed out so far are left to the
+// ranges that will read them. A page failing with a data error is redone to find
 // the failing key, which is charged (apply/quarantine); one failing with a privilege error halts
 // the transform behind it.
 #include "apply/drainer.hpp"
@@ -31,10 +32,7 @@ Drainer::Drainer(catalog::Store& store, DrainConfig config)
       config_(config),
       sql_(compile::compile_drain(store.schema())),
       failures_(catalog::Lifecycle(store).drain_failure_statements()),
-      park_(catalog::Lifecycle(store)
-                .build_statements(compile::kPageTable, compile::kWholeRootsTable,
-                                  compile::page_key_slot())
-                .park),
+      lifecycle_(store),
       quarantine_(store.schema()),
       metrics_(base::ProcessMetrics::of(store.schema())) {}
 
@@ -133,7 +131,7 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
       pg::Param fanning;
       if (d.fans_out()) fanning = pg::int_array(d.fanning_table_ids());
       w.steps.push_back(
-          {park_, {std::to_string(d.id), std::to_string(d.source_table_id), fanning}});
+          {park_for(d), {std::to_string(d.id), std::to_string(d.source_table_id), fanning}});
       page.work.push_back(std::move(w));
       continue;
     }
@@ -146,6 +144,17 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
   for (const auto& r : conn.pipeline(all_keys)) added += r.affected();
   if (added > compile::DrainSql::kAnalyzePageAbove) conn.exec(sql_.analyze_page);
   return page;
+}
+
+const std::string& Drainer::park_for(const catalog::TransformDef& def) {
+  auto it = parks_.find(def.id);
+  if (it == parks_.end() || it->second.first != def.version) {
+    std::string park = lifecycle_.park_statement(compile::kPageTable, compile::kWholeRootsTable,
+                                                 compile::page_key_slot(),
+                                                 rederiver_.sql(def).page_key_beyond_frontier);
+    it = parks_.insert_or_assign(def.id, std::make_pair(def.version, std::move(park))).first;
+  }
+  return it->second.second;
 }
 
 // Returns true when the claim is done.

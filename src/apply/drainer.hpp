@@ -3,6 +3,7 @@
 // reader transform and marked in one transaction (I4).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -65,6 +66,9 @@ class Drainer {
   std::optional<Page> fill_page(pg::Connection& conn, const Claim& claim);
   pg::Result fill_in_index_order(pg::Connection& conn, const Statement& fill) const;
   bool drain_page(pg::Connection& conn, const Claim& claim);
+  // The park statement of a building transform (catalog
+  // Lifecycle::park_statement), cached per id and version.
+  const std::string& park_for(const catalog::TransformDef& def);
 
   void record_failure(pg::Connection& conn, const Claim& claim, const std::string& error,
                       const std::string& sqlstate);
@@ -73,7 +77,9 @@ class Drainer {
   DrainConfig config_;
   compile::DrainSql sql_;
   catalog::DrainFailureStatements failures_;
-  std::string park_;  // $1 transform, $2 table: the page's keys parked
+  catalog::Lifecycle lifecycle_;
+  // Park statements by transform id: (version, statement).
+  std::map<int, std::pair<int, std::string>> parks_;
   Rederiver rederiver_;
   Quarantine quarantine_;
   base::ProcessMetrics& metrics_;  // this instance's, looked up once, not per page

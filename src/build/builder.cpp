@@ -145,8 +145,7 @@ void Builder::report_ledger_index_failure(pg::Connection& conn, const catalog::T
 Builder::Builder(catalog::Store& store, BuildConfig config)
     : store_(store),
       config_(config),
-      sql_(catalog::Lifecycle(store).build_statements(
-          compile::kPageTable, compile::kWholeRootsTable, compile::page_key_slot())),
+      sql_(catalog::Lifecycle(store).build_statements(compile::kPageTable)),
       ranges_(catalog::range_claim_statements(store)),
       quarantine_(store.schema()) {}
 
@@ -264,14 +263,20 @@ Builder::Discharge Builder::discharge_by_slots(pg::Connection& conn,
     auto state = conn.exec(sql_.discharge_check, {id, std::to_string(def.version)});
     if (state.rows() == 0) return Discharge::not_parked;
     if (!state.get_bool(0, 0)) return Discharge::nothing;  // the claimant sets the fence
-    // Slots in order, each whose claim lock this thread gets, until they
-    // hold a transaction's worth of keys: two threads split the slots.
+    // Slots in order, each whose lock this thread gets, until they hold a
+    // transaction's worth of keys: two threads split the slots. The lock is
+    // the key slot lock the re-derive's first step takes (again, at once),
+    // so a slot a drain page of the transform holds is passed over, not
+    // waited for; over a join that fans out, whose discharge maps keys into
+    // other slots (taken in slot order by that step), a lock of its own.
     auto parked = conn.exec(sql_.parked_slots, {id});
+    int64_t base = def.fans_out() ? compile::parked_slot_claim_base(def.id)
+                                  : compile::key_slot_lock_base(def.id);
     std::vector<int> slots;
     int64_t keys = 0;
     for (int i = 0; i < parked.rows() && keys < config_.discharge_keys; ++i) {
       int slot = static_cast<int>(parked.get_int(i, 0));
-      std::string claim = std::to_string(compile::parked_slot_claim_base(def.id) + slot);
+      std::string claim = std::to_string(base + slot);
       if (!conn.exec(sql_.claim_parked_slot, {claim}).get_bool(0, 0)) continue;
       slots.push_back(slot);
       keys += parked.get_int(i, 1);

@@ -69,6 +69,7 @@ Lifecycle::Lifecycle(const Store& store)
       captured_tables_(store.table("captured_tables")),
       held_keys_(store.table("held_keys")),
       parked_keys_(store.table("parked_keys")),
+      range_frontiers_(store.table("range_frontiers")),
       workers_(store.table("workers")),
       not_claimed_by_ranges_(not_claimed_by_ranges(store, "c")),
       range_candidates_(range_claim_statements(store).candidates),
@@ -267,9 +268,7 @@ void Lifecycle::record_capture_failure(pg::Connection& conn, int table_id, const
             {std::to_string(table_id), table, error});
 }
 
-BuildStatements Lifecycle::build_statements(const std::string& page_table,
-                                            const std::string& whole_roots_table,
-                                            const std::string& page_key_slot) const {
+BuildStatements Lifecycle::build_statements(const std::string& page_table) const {
   BuildStatements s;
   // One statement per idle poll: the claim of a build by keyset chunks (no
   // row claimed: NULLs) and the transforms in a phase by ranges or in their
@@ -297,12 +296,6 @@ BuildStatements Lifecycle::build_statements(const std::string& page_table,
                                fence_passed("t", workers_), transforms_);
   s.holds_keys = fmt::format(
       "SELECT EXISTS (SELECT 1 FROM {} WHERE transform_id = $1::int AND held)", held_keys_);
-  s.park = fmt::format(
-      "INSERT INTO {} (transform_id, tbl, key, slot) SELECT $1::int, p.tbl, p.key, {} FROM {} p "
-      "WHERE (p.tbl = $2::int AND ($3::int[] IS NULL OR p.mapped IS NULL OR EXISTS (SELECT 1 "
-      "FROM {} w WHERE w.tid = $1::int AND w.root = p.key))) OR p.tbl = ANY ($3::int[]) ON "
-      "CONFLICT DO NOTHING",
-      parked_keys_, page_key_slot, page_table, whole_roots_table);
   s.discharge = fmt::format(
       "WITH picked AS (SELECT tbl, key FROM {0} WHERE transform_id = $1::int ORDER BY tbl, key "
       "LIMIT $2::int), moved AS (DELETE FROM {0} p USING picked WHERE p.transform_id = $1::int AND "
@@ -352,6 +345,31 @@ BuildStatements Lifecycle::build_statements(const std::string& page_table,
       "* interval '1 ms')::text) WHERE id = $1::int",
       transforms_);
   return s;
+}
+
+std::string Lifecycle::park_statement(const std::string& page_table,
+                                      const std::string& whole_roots_table,
+                                      const std::string& page_key_slot,
+                                      const std::string& beyond_frontier) const {
+  std::string frontier, not_beyond;
+  if (!beyond_frontier.empty()) {
+    // Only while the source ranges are handed out by claims (not turned
+    // over to keyset chunks, the last one not yet claimed): the row a claim
+    // advances (FOR UPDATE) and a phase's end deletes.
+    frontier = fmt::format(
+        "WITH __f AS MATERIALIZED (SELECT fr.cursor FROM {0} fr JOIN {1} t ON t.id = "
+        "fr.transform_id WHERE fr.transform_id = $1::int AND t.status = {2} AND t.build_phase = "
+        "{3} AND fr.fence = t.build_fence AND NOT fr.at_end AND NOT fr.chunked FOR SHARE OF fr) ",
+        range_frontiers_, transforms_, literal(Status::backfilling), literal(BuildPhase::ranges));
+    not_beyond = fmt::format(" AND NOT (p.tbl = $2::int AND EXISTS (SELECT 1 FROM __f WHERE {}))",
+                             beyond_frontier);
+  }
+  return fmt::format(
+      "{0}INSERT INTO {1} (transform_id, tbl, key, slot) SELECT $1::int, p.tbl, p.key, {2} FROM "
+      "{3} p WHERE ((p.tbl = $2::int AND ($3::int[] IS NULL OR p.mapped IS NULL OR EXISTS (SELECT "
+      "1 FROM {4} w WHERE w.tid = $1::int AND w.root = p.key))) OR p.tbl = ANY ($3::int[])){5} ON "
+      "CONFLICT DO NOTHING",
+      frontier, parked_keys_, page_key_slot, page_table, whole_roots_table, not_beyond);
 }
 
 DrainFailureStatements Lifecycle::drain_failure_statements() const {

@@ -55,12 +55,6 @@ struct BuildStatements {
   std::string fence_passed;  // $1 id -> fence set, fence passed
   // Holds the transform ($1 id) with at least one held key ($1 -> bool).
   std::string holds_keys;
-  // A drain page parks, for transform $1 (phase ranges), its keys of its
-  // source table $2 and, when the transform's joins fan out (their tables
-  // in $3, int[]; NULL when none does), its keys of those tables: the
-  // discharge maps them again, so that they re-derive the pairs they
-  // reach; of the source keys, only those the transform re-derives whole.
-  std::string park;
   // Moves up to $2 parked keys of transform $1 into the page (phase parked).
   std::string discharge;
   // Any drain thread's discharge of parked keys by key slots (beside the
@@ -150,12 +144,26 @@ class Lifecycle {
                               const std::string& error);
 
   // The build loop's statements; `page_table` is the drain's page.
+  BuildStatements build_statements(const std::string& page_table) const;
+  // The statement by which a drain page parks, for transform $1 (phase
+  // ranges or group_ranges), its keys of its source table $2 and, when the
+  // transform's joins fan out (their tables in $3, int[]; NULL when none
+  // does), its keys of those tables: the discharge maps them again, so that
+  // they re-derive the pairs they reach; of the source keys, only those the
+  // transform re-derives whole. `page_table` is the drain's page;
   // `whole_roots_table`: the page's keys each transform re-derives whole
-  // (tid, root), besides the page keys put there directly. `page_key_slot`:
-  // the key slot of a page row `p` (its key's ring bucket).
-  BuildStatements build_statements(const std::string& page_table,
-                                   const std::string& whole_roots_table,
-                                   const std::string& page_key_slot) const;
+  // (tid, root), besides the page keys put there directly; `page_key_slot`:
+  // the key slot of a page row `p` (its key's ring bucket). With
+  // `beyond_frontier` (a predicate over page row `p` and
+  // the frontier cursor `__f.cursor`, TransformSql::page_key_beyond_frontier)
+  // the source keys beyond the frontier of the transform's source ranges
+  // are not parked: the frontier row is read FOR SHARE, so the range that
+  // holds such a key is handed out after this page commits and reads the
+  // change under a later snapshot (docs/architecture.md, "Building by
+  // ranges", step 4).
+  std::string park_statement(const std::string& page_table, const std::string& whole_roots_table,
+                             const std::string& page_key_slot,
+                             const std::string& beyond_frontier) const;
   DrainFailureStatements drain_failure_statements() const;
 
  private:
@@ -163,6 +171,7 @@ class Lifecycle {
   std::string captured_tables_;
   std::string held_keys_;
   std::string parked_keys_;
+  std::string range_frontiers_;
   std::string workers_;
   std::string not_claimed_by_ranges_;  // over alias c
   std::string range_candidates_;

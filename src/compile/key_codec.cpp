@@ -116,4 +116,14 @@ std::string key_at_most(const std::vector<Column>& key, const std::string& alias
   return key_tuple(key, alias) + " <= " + decoded_tuple(key, array_expr);
 }
 
+std::string encoded_key_after(const std::vector<Column>& key, const std::string& array_expr,
+                              const std::string& bound_expr) {
+  std::string left = "(";
+  for (size_t i = 0; i < key.size(); ++i) {
+    left += (i ? ", " : "") + decode_key_element(key[i], array_expr, i);
+    if (!key[i].collation.empty()) left += " COLLATE " + key[i].collation;
+  }
+  return left + ") > " + decoded_tuple(key, bound_expr);
+}
+
 }  // namespace trellis::compile

@@ -43,5 +43,10 @@ std::string key_after(const std::vector<catalog::Column>& key, const std::string
                       const std::string& array_expr);
 std::string key_at_most(const std::vector<catalog::Column>& key, const std::string& alias,
                         const std::string& array_expr);
+// Whether the encoded key `array_expr` sorts after the encoded key
+// `bound_expr` as the key columns order (their types and collations), as
+// key_after compares a row with a bound; NULL when an element is NULL.
+std::string encoded_key_after(const std::vector<catalog::Column>& key,
+                              const std::string& array_expr, const std::string& bound_expr);
 
 }  // namespace trellis::compile

@@ -247,7 +247,7 @@ static_assert(catalog::kRingBuckets <= 256, "a key slot lock holds the slot in 8
 std::string lock_key_slots(const TransformDef& d) {
   // The lock's key: a fixed tag in the high half (so it is unlikely to be an
   // application's advisory lock), the transform and the slot below it.
-  int64_t base = (kKeySlotLockTag << 32) + int64_t{d.id} * 256;
+  int64_t base = key_slot_lock_base(d.id);
   return fmt::format(
       "SELECT pg_advisory_xact_lock({} + __s.slot) FROM (SELECT DISTINCT {} AS slot FROM {} p "
       "WHERE p.tbl = {}) __s ORDER BY __s.slot",
@@ -278,6 +278,9 @@ TransformSql compile_transform(const TransformDef& def) {
   if (aggregate)
     sql.analyze.push_back("ANALYZE " + qualified(def.target_schema, def.ledger_table()));
   sql.analyze.push_back("ANALYZE " + qualified(def.target_schema, def.target_table));
+  if (!def.fans_out())
+    sql.page_key_beyond_frontier =
+        "(__f.cursor IS NULL OR " + encoded_key_after(def.key, "p.key", "__f.cursor") + ")";
   add_rejected_matches(
       def, qualified(def.target_schema, aggregate ? def.ledger_table() : def.target_table), sql);
   return sql;

@@ -104,11 +104,17 @@ std::string lock_key_slots(const catalog::TransformDef& d);
 std::string page_key_slot();
 // The high half of every key slot lock's bigint key (pg_locks.classid).
 inline constexpr int64_t kKeySlotLockTag = 0x54524C53;
+// The base of transform `id`'s key slot locks (plus the slot).
+inline int64_t key_slot_lock_base(int id) {
+  return (kKeySlotLockTag << 32) + int64_t{id} * 256;
+}
 // The high half of the advisory locks by which one thread takes the build
 // of an aggregate's ledger indexes beside the group ranges.
 inline constexpr int64_t kLedgerIndexLockTag = 0x54524C49;
 // The high half of the advisory try-locks by which one thread takes a slot
-// of a transform's parked keys to discharge (never waited on).
+// of a transform over a join that fans out's parked keys to discharge
+// (never waited on); other transforms' discharges try-lock the key slot
+// locks themselves.
 inline constexpr int64_t kParkedSlotClaimTag = 0x54524C50;
 // The base of transform `id`'s parked-slot claim locks (plus the slot).
 inline int64_t parked_slot_claim_base(int id) {

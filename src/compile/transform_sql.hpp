@@ -58,6 +58,12 @@ struct TransformSql {
   std::vector<JoinedKeyMap> map_joined_keys;
   // Adds every source key the transform holds to the page (after a TRUNCATE).
   std::string page_all_held_keys;
+  // Whether a page row `p` (its encoded source key p.key) lies beyond the
+  // frontier cursor `__f.cursor` of the source ranges (NULL: no range is
+  // handed out yet), so that a range claimed later reads the row's change
+  // (catalog Lifecycle::park_statement). Empty over a join that fans out,
+  // whose page rows also hold joined tables' keys: every key is parked.
+  std::string page_key_beyond_frontier;
   // The table (or a subquery) of the rows that hold the transform's source
   // keys, under the source key's column names: its target, or its ledger.
   std::string held_keys_from;

@@ -36,6 +36,13 @@ constexpr std::chrono::milliseconds kPollFloor{250};
 // in a row, before the thread sleeps as above.
 constexpr std::chrono::milliseconds kContendedRetryWait{2};
 constexpr int kContendedRetries = 5;
+// A drain thread takes ready claims one after another for up to this long
+// before its next build step (a range runs ~0.2-0.3 s): a build's keys are
+// parked soon after they are staged, while the ranges that will read them
+// are still ahead of the frontier (docs/architecture.md, "Building by
+// ranges", step 4), and other transforms' drains are not held to one claim
+// per range.
+constexpr std::chrono::milliseconds kDrainTurn{100};
 // Schema drift is checked every this many staging ticks (about once a second
 // at the default tick).
 constexpr int kDriftEveryTicks = 10;
@@ -244,8 +251,15 @@ void Runtime::drain_loop(int index) {
         conn->exec("LISTEN " + base::ident(store.work_channel()));
         register_worker(*conn, options_.schema, "drain");
       }
-      bool worked = drainer.drain_one(*conn);
-      if (drainer.take_fed_downstream() && options_.staging) request_tick();
+      bool worked = false;
+      auto turn_end = std::chrono::steady_clock::now() + kDrainTurn;
+      for (;;) {
+        bool drained = drainer.drain_one(*conn);
+        if (drainer.take_fed_downstream() && options_.staging) request_tick();
+        if (!drained) break;
+        worked = true;
+        if (stopping_ || std::chrono::steady_clock::now() >= turn_end) break;
+      }
       bool contended = drainer.take_contended();
       worked = builder.build_one_chunk(*conn) || worked;
       worked = audits.step_one(*conn) || worked;

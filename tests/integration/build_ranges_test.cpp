@@ -182,6 +182,69 @@ class BuildRanges : public TrellisTest {
     expect_oracle("dst");
   }
 
+  // Rebuilds `statement` (live) by ranges of 100 rows in a forked worker
+  // whose two drain threads each hold one range open ((0, 100] and
+  // (100, 200]: the frontier of ranges handed out is 200), then kills it:
+  // its ranges roll back, their claims stay, and the frontier stays at 200.
+  // With further claims held off (build_not_before, set by hand), changes
+  // to keys 50 and 150 (at or below the frontier) and 1500 (beyond it) are
+  // drained by a fresh process: it parks 50 and 150 and leaves 1500 to its
+  // range, claimed after the page and reading the change under a later
+  // snapshot. Then the build goes live with every change in.
+  void keys_beyond_the_frontier_are_left_to_their_ranges(const char* statement) {
+    create_source(2000);
+    auto staging = start(0);
+    staging->apply(statement);
+    {
+      auto builder = start(2, /*staging=*/false);
+      await_status(*builder, "dst", "live");
+    }
+    auto gate = hold(kRangeGate);
+    ChildGuard child{fork_worker_process(small_ranges(2, /*staging=*/false))};
+    ASSERT_GT(child.pid, 0);
+    EXPECT_EQ(staging->request_backfill("public.src"), 1);
+    auto waiting = [&] {
+      return count(fmt::format(
+          "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = "
+          "{}",
+          kRangeGate));
+    };
+    ASSERT_TRUE(eventually([&] { return waiting() == 2; }, std::chrono::seconds(30)));
+    child.kill_now();
+    // Its backends wait on the gate and would notice only later.
+    sql(fmt::format(
+        "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND NOT "
+        "granted AND objid = {}",
+        kRangeGate));
+    ASSERT_TRUE(eventually([&] { return waiting() == 0; }, std::chrono::seconds(30)));
+    EXPECT_EQ(
+        query("SELECT string_agg(hi::text, ' ' ORDER BY seq) FROM trellis.range_claims").get(0, 0),
+        "{100} {200}");
+    sql("UPDATE trellis.transforms SET build_not_before = now() + interval '1 hour'");
+    sql("UPDATE src SET v = 5000 WHERE id = 50");
+    sql("UPDATE src SET v = 1500 WHERE id = 150");
+    sql("UPDATE src SET v = 15000 WHERE id = 1500");
+    release(*gate, kRangeGate);
+    auto drains = start(2, /*staging=*/false);
+    ASSERT_TRUE(eventually(
+        [&] {
+          return count("SELECT count(*) FROM trellis.segments WHERE state = 'sealed'") == 0 &&
+                 ready_buckets() == 0 && count("SELECT count(*) FROM trellis.parked_keys") >= 2;
+        },
+        std::chrono::seconds(30)));
+    EXPECT_EQ(query("SELECT string_agg(key::text, ' ' ORDER BY key::text) FROM "
+                    "trellis.parked_keys")
+                  .get(0, 0),
+              "{150} {50}");
+    EXPECT_EQ(phase(), "ranges");
+    sql("UPDATE trellis.transforms SET build_not_before = NULL");
+    await_status(*drains, "dst", "live");
+    EXPECT_EQ(count("SELECT count(*) FROM trellis.parked_keys"), 0);
+    await_converged(*drains);
+    expect_oracle("dst");
+    expect_audit_converged(*drains);
+  }
+
   // Leaves a transaction open that set v of key `id` (its change staged,
   // uncommitted), commits a change to key `other` beside it, and waits until
   // the segment holding both is sealed with its fence taken: that fence
@@ -378,6 +441,19 @@ TEST_F(BuildRanges, ParkedKeysAreDischargedOnEveryDrainThread) {
 
 TEST_F(BuildRanges, AggregateParkedKeysAreDischargedOnEveryDrainThread) {
   discharge_on_two_threads_at_once(kDefineGroups);
+}
+
+// A change to a key beyond the ranges handed out is not parked: the range
+// that holds it is claimed after the drain's page and reads it.
+TEST_F(BuildRanges, AChangeBeyondTheRangesHandedOutIsLeftToItsRange) {
+  keys_beyond_the_frontier_are_left_to_their_ranges(kDefine);
+  EXPECT_EQ(count("SELECT v FROM dst WHERE id = 1500"), 15000);
+  EXPECT_EQ(count("SELECT v FROM dst WHERE id = 50"), 5000);
+}
+
+TEST_F(BuildRanges, AggregateChangeBeyondTheRangesHandedOutIsLeftToItsRange) {
+  keys_beyond_the_frontier_are_left_to_their_ranges(kDefineGroups);
+  EXPECT_EQ(count("SELECT top FROM dst WHERE grp = 0"), 15000);
 }
 
 // The same for an aggregate: its ranges fill the ledger, the parked keys

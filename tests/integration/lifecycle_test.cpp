@@ -131,10 +131,7 @@ TEST_F(LifecycleWalk, StartBuild) {
 }
 
 TEST_F(LifecycleWalk, GoLive) {
-  auto go_live = lifecycle_
-                     .build_statements(compile::kPageTable, compile::kWholeRootsTable,
-                                       compile::page_key_slot())
-                     .go_live;
+  auto go_live = lifecycle_.build_statements(compile::kPageTable).go_live;
   walk(Operation::go_live, [&](pg::Connection& c, const catalog::TransformDef& d) {
     c.exec(go_live, {std::to_string(d.id)});
   });
