@@ -96,11 +96,15 @@ std::string key_equal(const std::vector<Column>& key, const std::string& a, cons
 }
 
 namespace {
-std::string decoded_tuple(const std::vector<Column>& key, const std::string& array_expr) {
+// The decoded elements of `array_expr` as a row; `collated`: each under
+// its column's collation, where a column reference would carry it.
+std::string decoded_tuple(const std::vector<Column>& key, const std::string& array_expr,
+                          bool collated = false) {
   std::string out = "(";
   for (size_t i = 0; i < key.size(); ++i) {
     if (i) out += ", ";
     out += decode_key_element(key[i], array_expr, i);
+    if (collated && !key[i].collation.empty()) out += " COLLATE " + key[i].collation;
   }
   return out + ")";
 }
@@ -118,12 +122,7 @@ std::string key_at_most(const std::vector<Column>& key, const std::string& alias
 
 std::string encoded_key_after(const std::vector<Column>& key, const std::string& array_expr,
                               const std::string& bound_expr) {
-  std::string left = "(";
-  for (size_t i = 0; i < key.size(); ++i) {
-    left += (i ? ", " : "") + decode_key_element(key[i], array_expr, i);
-    if (!key[i].collation.empty()) left += " COLLATE " + key[i].collation;
-  }
-  return left + ") > " + decoded_tuple(key, bound_expr);
+  return decoded_tuple(key, array_expr, /*collated=*/true) + " > " + decoded_tuple(key, bound_expr);
 }
 
 }  // namespace trellis::compile

@@ -10,7 +10,6 @@
 
 #include "catalog/transitions.hpp"
 #include "compile/quarantine_sql.hpp"
-#include "compile/shared_sql.hpp"
 #include "compile/transform_sql.hpp"
 #include "support/harness.hpp"
 
