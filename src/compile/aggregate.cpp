@@ -101,17 +101,26 @@ std::string from_groups_table(const TransformDef& d, const std::string& column) 
 }
 
 // `, <value> AS <group column>, ...`: nothing for a one-row aggregate.
+// Built-in scalars read back from their JSON text with a cast (what
+// jsonb_to_record does for them, without a subquery per row);
+// jsonb_to_record reads any other JSON value back into its type: arrays
+// (JSON arrays), composites (JSON objects) and jsonb itself.
 std::string decode_group(const TransformDef& d, const std::string& encoded) {
   std::string out;
   for (size_t i = 0; i < d.group.size(); ++i) {
-    std::string elem = d.compare_group_text ? fmt::format("(({})::jsonb -> {})", encoded, i)
-                                            : fmt::format("({})[{}]::jsonb", encoded, i + 1);
-    // jsonb_to_record reads any JSON value back into any type: scalars,
-    // arrays (JSON arrays), composites (JSON objects) and jsonb itself.
-    std::string value =
-        fmt::format("(SELECT __v.x FROM jsonb_to_record(jsonb_build_object('x', {})) AS __v(x {}))",
-                    elem, d.group[i].type);
-    out += ", " + value + " AS " + ident(d.group[i].name);
+    const Column& c = d.group[i];
+    std::string value;
+    if (json_text_reads_back_by_cast(c.type))
+      value = d.compare_group_text
+                  ? fmt::format("(({})::jsonb ->> {})::{}", encoded, i, c.type)
+                  : fmt::format("(({})[{}]::jsonb #>> '{{}}')::{}", encoded, i + 1, c.type);
+    else
+      value = fmt::format(
+          "(SELECT __v.x FROM jsonb_to_record(jsonb_build_object('x', {})) AS __v(x {}))",
+          d.compare_group_text ? fmt::format("(({})::jsonb -> {})", encoded, i)
+                               : fmt::format("({})[{}]::jsonb", encoded, i + 1),
+          c.type);
+    out += ", " + value + " AS " + ident(c.name);
   }
   return out;
 }

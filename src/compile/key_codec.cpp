@@ -27,6 +27,11 @@ bool json_text_is_text(const std::string& type) {
 
 }  // namespace
 
+bool json_text_reads_back_by_cast(const std::string& type) {
+  return json_text_is_text(type) || type == "numeric" || type.rfind("numeric(", 0) == 0 ||
+         type == "date";
+}
+
 std::string encode_key_element(const Column& c, const std::string& value) {
   if (json_text_is_text(c.type)) return fmt::format("({})::pg_catalog.text", value);
   return fmt::format("(pg_catalog.to_jsonb({}) OPERATOR(pg_catalog.#>>) '{{}}'::pg_catalog.text[])",

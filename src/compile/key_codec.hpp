@@ -17,6 +17,10 @@ namespace trellis::compile {
 // One key element: the JSON text of `value`, an expression of column `c`'s
 // type (a plain ::text cast for the types whose text is their JSON text).
 std::string encode_key_element(const catalog::Column& c, const std::string& value);
+// Whether the JSON text of a value of `type` (format_type() text) reads back
+// into that type with a plain cast: built-in scalars whose JSON rendering is
+// their text output, or an unambiguous literal of it (numeric, ISO dates).
+bool json_text_reads_back_by_cast(const std::string& type);
 // ARRAY[...] encoding the key columns of `row_alias` (a table alias in scope).
 std::string encode_key(const std::vector<catalog::Column>& key, const std::string& row_alias);
 // The same encoding from a jsonb row image `json_expr` (used by capture
