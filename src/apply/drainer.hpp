@@ -20,7 +20,7 @@
 namespace trellis::apply {
 
 struct DrainConfig {
-  int page_cap = 2000;  // distinct keys per page (I8)
+  int page_cap = 4000;  // distinct keys per page (I8)
 };
 
 class Drainer {

@@ -64,10 +64,28 @@ std::string emptied(const TransformDef& d, const std::string& count, bool is = t
   return count + (is ? " = 0" : " <> 0");
 }
 
+namespace {
+bool integer_type(const Column& c) {
+  return c.type == "smallint" || c.type == "integer" || c.type == "bigint";
+}
+}  // namespace
+
+// An integer's JSON text is its text output, so a group of integer columns
+// is encoded by concatenation: byte for byte what json_build_array renders
+// (elements separated by ", ", NULL as null; encodings written by either
+// must match, as ledgers and targets outlive versions), without its
+// per-row lookup of each argument's type.
 std::string encode_group(const TransformDef& d, const std::string& alias) {
   std::vector<std::string> values;
   for (size_t i = 0; i < d.group.size(); ++i)
     values.push_back(canonical_group_value(d.group[i], group_value(d, i, alias)));
+  if (d.compare_group_text && !d.group.empty() &&
+      std::all_of(d.group.begin(), d.group.end(), integer_type))
+    return "('[' || " +
+           join<std::string>(
+               values, " || ', ' || ",
+               [](const std::string& v) { return "coalesce((" + v + ")::text, 'null')"; }) +
+           " || ']')";
   if (d.compare_group_text)
     return fmt::format("json_build_array({})::text", fmt::join(values, ", "));
   return "ARRAY[" +
