@@ -168,6 +168,11 @@ void set_up(Run& run, Config& c, int64_t rows) {
   } else if (c.name == "key_trigger") {
     c.db->sql(kKeyTriggerSql);
   } else if (c.name == "pg_ivm") {
+    // pg_ivm maintains an IMMV correctly only when its library is loaded
+    // in every session (its README: shared_ or session_preload_libraries).
+    c.db->sql(
+        "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET session_preload_libraries = %L', "
+        "current_database(), 'pg_ivm'); END $$; LOAD 'pg_ivm'");
     c.db->sql("CREATE EXTENSION pg_ivm");
     // pg_ivm 1.15 keeps its functions in schema pgivm, earlier ones in the
     // extension's schema.
@@ -300,7 +305,9 @@ void write_tax(Run& run) {
       probe.scalar("SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_ivm'");
   for (auto& c : configs) {
     if (c.name == "pg_ivm" && !have_ivm) {
-      c.skipped = "pg_ivm is not installed (no Debian package of it for PostgreSQL 15 here)";
+      c.skipped =
+          "pg_ivm is not installed (no Debian package of it for PostgreSQL 15; build it from its "
+          "source to compare)";
       run.emit("write_tax", {{"config", c.name}, {"skipped", c.skipped}});
       continue;
     }

@@ -80,16 +80,17 @@ void ensure_ledger_indexes(pg::Connection& conn, const compile::TransformSql& sq
   create_missing_ledger_indexes(conn, sql, with_key);
 }
 
-// While the groups are written, a thread about to run a group range first
-// takes one missing index (the group indexes, or the key) that no other
-// thread has taken, and creates it in a transaction of its own: the two
-// are created at once on two threads, beside the other threads' ranges
-// (which only read the ledger, under a lock CREATE INDEX does not wait
-// for). The phase's end creates what no thread has.
-void create_a_ledger_index_beside_group_ranges(pg::Connection& conn,
+// While the groups are written, a thread about to run a group range (or
+// finding every group range claimed) first takes one missing index (the
+// group indexes, or the key) that no other thread has taken, and creates
+// it in a transaction of its own: the two are created at once on two
+// threads, beside the other threads' ranges (which only read the ledger,
+// under a lock CREATE INDEX does not wait for). The phase's end creates
+// what no thread has. True when this thread created one.
+bool create_a_ledger_index_beside_group_ranges(pg::Connection& conn,
                                                const compile::TransformSql& sql) {
   const auto& ledger = sql.ledger;
-  if (ledger.key_index.empty() || !conn.exec(ledger.any_missing).get_bool(0, 0)) return;
+  if (ledger.key_index.empty() || !conn.exec(ledger.any_missing).get_bool(0, 0)) return false;
   struct Task {
     const std::string& claim;
     const std::string& missing;
@@ -105,14 +106,27 @@ void create_a_ledger_index_beside_group_ranges(pg::Connection& conn,
       if (!conn.exec(task.missing).get_bool(0, 0)) continue;  // created meanwhile
       for (const auto& ddl : task.ddl) conn.exec(ddl);
       txn.commit();
-      return;
+      return true;
     } catch (const pg::SqlError& e) {
       if (!conn.healthy()) throw;
       // Met again, and reported, where the phase ends.
       spdlog::warn("creating {} failed: {}", task.ddl.front(), e.what());
-      return;
+      return false;
     }
   }
+  return false;
+}
+
+// The first claim of a group_ranges phase (not one that folds) takes the
+// whole ledger as one range when its entries (the rows the source ranges
+// wrote) are few enough for one statement (compile::kWholeGroupRangeRanges).
+bool whole_ledger_is_one_group_range(int64_t rows_built, int range_rows) {
+  return rows_built <= int64_t{compile::kWholeGroupRangeRanges} * range_rows;
+}
+
+// A group range with no bound at either end: the whole ledger.
+bool is_whole_group_range(const pg::Param& lo, const pg::Param& hi) {
+  return !lo && !hi;
 }
 
 // A rewrite range upserts into the ledger, by its key: the indexes a fresh
@@ -243,7 +257,14 @@ bool Builder::build_a_range(pg::Connection& conn, const std::set<int>& candidate
       return true;
     }
     if (claimed.phase_moved) return true;
-    if (!claimed.range) continue;
+    if (!claimed.range) {
+      // Every group range is claimed (the whole ledger's, say): this
+      // thread creates one of the ledger's indexes meanwhile.
+      if (claimed.group_ranges_running &&
+          create_a_ledger_index_beside_group_ranges(conn, rederiver_.sql(*found)))
+        return true;
+      continue;
+    }
     run_claimed_range(conn, *found, *claimed.range);
     return true;
   }
@@ -334,7 +355,8 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
     return {std::move(claim), false};
   }
   if (frontier.get_bool(0, 5)) {  // the last range is claimed
-    if (conn.exec(ranges_.any_not_done, {id, claim.fence}).get_bool(0, 0)) return {};
+    if (conn.exec(ranges_.any_not_done, {id, claim.fence}).get_bool(0, 0))
+      return {std::nullopt, false, claim.phase == catalog::BuildPhase::group_ranges};
     // The transforms row FOR SHARE: still this phase of this version, and
     // no status change commits before the phase moves.
     auto state = conn.exec(ranges_.range_check, {id, std::to_string(def.version), claim.fence,
@@ -369,9 +391,13 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
   const std::string* bound_sql = groups ? &sql.group_range_bound : &sql.source_chunk_bound;
   // A phase folds by heap blocks or goes by group ranges throughout: its
   // first claim decides, and the cursors it leaves say which.
+  bool whole = false;
   if (groups && !sql.fold_range_bound.empty() &&
       (claim.lo ? is_fold_cursor(*claim.lo) : few_groups_into_empty_target(conn, sql)))
     bound_sql = &sql.fold_range_bound;
+  else if (groups && !claim.lo &&
+           whole_ledger_is_one_group_range(frontier.get_int(0, 8), config_.range_rows))
+    whole = true;                // (NULL, NULL]: needs no group index, and no bound
   else if (groups && !claim.lo)  // group ranges read the ledger's group index
     try {
       ensure_ledger_indexes(conn, sql, /*with_key=*/false);
@@ -379,8 +405,10 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
       if (!conn.healthy() || e.failure_class() == pg::FailureClass::transient) throw;
       throw LedgerIndexFailure{e, "at the start of phase group_ranges"};
     }
-  auto bound = conn.exec(*bound_sql, {claim.lo, std::to_string(config_.range_rows)});
-  claim.hi = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
+  if (!whole) {
+    auto bound = conn.exec(*bound_sql, {claim.lo, std::to_string(config_.range_rows)});
+    claim.hi = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
+  }
   conn.exec(ranges_.add_claim, {id, claim.fence, std::to_string(claim.seq), claim.lo, claim.hi});
   txn.commit();
   return {std::move(claim), false};
@@ -395,7 +423,10 @@ void Builder::run_claimed_range(pg::Connection& conn, const catalog::TransformDe
   bool by_chunks = false;
   std::vector<pg::Param> check = {id, std::to_string(def.version), claim.fence,
                                   std::string(catalog::name(claim.phase))};
-  if (groups) create_a_ledger_index_beside_group_ranges(conn, sql);
+  // The whole ledger's range starts at once; the other threads create the
+  // indexes meanwhile.
+  bool whole = groups && is_whole_group_range(claim.lo, claim.hi);
+  if (groups && !whole) create_a_ledger_index_beside_group_ranges(conn, sql);
   try {
     if (!groups) index_ledger_before_a_rewrite(conn, sql, ranges_.range_check, check);
     pg::Transaction txn(conn);
@@ -412,9 +443,10 @@ void Builder::run_claimed_range(pg::Connection& conn, const catalog::TransformDe
           (claim.lo && is_fold_cursor(*claim.lo)) || (claim.hi && is_fold_cursor(*claim.hi));
       if (groups && fold)  // into a target that was empty when the phase began
         conn.exec(sql.fold_range_insert, {claim.lo, claim.hi});
-      else if (groups)
+      else if (groups) {
+        if (whole) conn.exec(compile::kWholeGroupRangeMemory);
         conn.exec(rewrite ? sql.group_range_rewrite : sql.group_range_insert, {claim.lo, claim.hi});
-      else if (rewrite)
+      } else if (rewrite)
         rows = conn.exec(sql.range_rewrite, {claim.lo, claim.hi}).get_int(0, 0);
       else
         rows = conn.exec(sql.range_insert, {claim.lo, claim.hi}).affected();

@@ -81,8 +81,9 @@ class Builder {
     pg::Param lo, hi;  // (lo, hi]; nothing: an open end
   };
   struct RangeClaimResult {
-    std::optional<RangeClaim> range;  // the claim taken, committed
-    bool phase_moved = false;         // every range was done: the phase moved on
+    std::optional<RangeClaim> range;    // the claim taken, committed
+    bool phase_moved = false;           // every range was done: the phase moved on
+    bool group_ranges_running = false;  // every group range is claimed, some not done
   };
   RangeClaimResult claim_range(pg::Connection& conn, const catalog::TransformDef& def);
   // The claim's range in one transaction, marked done in its commit. A

@@ -51,7 +51,8 @@ RangeClaimStatements range_claim_statements(const Store& store) {
   s.lock_frontier = fmt::format(
       "SELECT f.fence IS NOT DISTINCT FROM t.build_fence, t.version = $2::int AND {2} AND "
       "t.build_fence IS NOT NULL, t.build_fence::text, "
-      "t.build_phase, f.cursor, f.at_end, f.chunked, f.next_seq FROM {0} f JOIN {1} t ON t.id = "
+      "t.build_phase, f.cursor, f.at_end, f.chunked, f.next_seq, t.build_rows_done FROM {0} f JOIN "
+      "{1} t ON t.id = "
       "f.transform_id WHERE f.transform_id = $1::int FOR UPDATE OF f",
       frontiers, transforms, by_ranges("t."));
   s.reset_frontier = fmt::format(

@@ -41,7 +41,9 @@ struct RangeClaimStatements {
   std::string open_frontier;
   // $1 id, $2 version, locks the frontier -> frontier of the current fence,
   // transform still at this version and building by ranges, fence (text),
-  // phase, cursor, at_end, chunked, next_seq.
+  // phase, cursor, at_end, chunked, next_seq, build_rows_done (the source
+  // rows the build has written so far: an aggregate's ledger entries once
+  // its source ranges are done).
   std::string lock_frontier;
   // $1 id: clears the claims of other fences and starts the frontier over
   // at the current fence.

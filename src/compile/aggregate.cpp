@@ -672,8 +672,12 @@ std::string target_column_list(const TransformDef& d) {
   return "(" + cols + ")";
 }
 
+// In group order, so the target's key index is appended to rather than
+// written at random (a range read by the group index is in that order
+// already; the whole ledger's range comes out of a hash aggregate).
 std::string group_range_insert(const TransformDef& d) {
-  return fmt::format("INSERT INTO {} {} {}", target(d), target_column_list(d), range_groups(d));
+  return fmt::format("INSERT INTO {} {} {} ORDER BY 1", target(d), target_column_list(d),
+                     range_groups(d));
 }
 
 // Rows equal to what the range computes are left unwritten (compared as the

@@ -19,6 +19,17 @@ inline constexpr const char* kGroupsTable = "pg_temp.trellis_groups";
 // At most this many groups, a state-only aggregate's build folds its ledger
 // into the groups by heap blocks (TransformSql::fold_range_insert).
 inline constexpr int kFoldMaxGroups = 1000;
+// A group_ranges phase whose ledger holds at most this many ranges' worth
+// of entries (build_range_rows each: 1M at the default) is one group
+// range: one GROUP BY over the whole ledger's heap, which reads no group
+// index and computes no range bound, about a second of work here, while
+// the other threads create the ledger's indexes (docs/architecture.md,
+// "Building by ranges", step 3).
+inline constexpr int kWholeGroupRangeRanges = 20;
+// Set in that range's transaction: the memory its hash aggregate may use
+// before it spills (twice work_mem; 100,000 groups of a COUNT and a SUM
+// with their hidden state take ~66 MB).
+inline constexpr const char* kWholeGroupRangeMemory = "SET LOCAL work_mem = '64MB'";
 // Ledger entries a fold range counts per heap block (ledger rows are
 // narrow: ~100 to a page), to size a range of `build_range_rows` entries.
 inline constexpr int kFoldEntriesPerBlock = 100;
