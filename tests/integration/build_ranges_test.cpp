@@ -61,6 +61,20 @@ class BuildRanges : public TrellisTest {
     return count("SELECT count(*) FROM trellis.range_claims WHERE " + where);
   }
 
+  // Forks a worker process (one drain thread, ranges of 100, no staging)
+  // into `child`, defines `statement` through a handle that stages (kept
+  // alive by the caller), and returns once one of the worker's build
+  // statements waits on the range gate the caller holds.
+  std::unique_ptr<Trellis> define_over_a_worker_held_by_the_gate(const char* statement,
+                                                                 ChildGuard& child) {
+    child.pid = fork_worker_process(small_ranges(1, /*staging=*/false));
+    EXPECT_GT(child.pid, 0);
+    auto staging = start(0);
+    staging->apply(statement);
+    EXPECT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+    return staging;
+  }
+
   // Changes every seventh source row, rebuilds the live target in place
   // (request_backfill) and expects it exact, hidden state included.
   void rebuild_after_changes_and_expect_exact(Trellis& t) {
@@ -593,6 +607,27 @@ TEST_F(BuildRanges, AFewEntriesAggregateWritesItsGroupsInOneRangeBesideItsIndexe
   rebuild_after_changes_and_expect_exact(*t);
 }
 
+// A worker killed inside the whole ledger's group range (held open by the
+// gate its SUM reads): the range rolls back with its claim, the next
+// process takes the claim over and reruns it whole, and every group and
+// its hidden state equal the ledger's.
+TEST_F(BuildRanges, AWorkerKilledInsideTheWholeLedgersRangeLosesNothing) {
+  create_source(1800, 1500);
+  auto gate = hold(kRangeGate);
+  ChildGuard child{0};
+  auto staging = define_over_a_worker_held_by_the_gate(kDefineFold, child);
+  EXPECT_EQ(phase(), "group_ranges");
+  EXPECT_EQ(claims("lo IS NULL AND hi IS NULL AND NOT done"), 1);
+  EXPECT_EQ(count("SELECT count(*) FROM dst"), 0);
+  child.kill_now();
+  release(*gate, kRangeGate);
+  auto fresh = Trellis::connect(small_ranges(1, /*staging=*/false));
+  await_status(*fresh, "dst", "live");
+  await_converged(*fresh);
+  expect_oracle("dst");
+  expect_audit_converged(*fresh);
+}
+
 // A worker killed inside a fold range, after earlier ranges were folded:
 // its range rolls back with its claim, the claim is taken over, and every
 // entry is added once. gate_at(v) holds only the range whose block holds
@@ -657,16 +692,12 @@ TEST_F(BuildRanges, RangesRunOnEveryDrainThreadAtOnce) {
 TEST_F(BuildRanges, AClaimOfAKilledWorkerIsTakenOver) {
   create_source(2000);
   auto gate = hold(kRangeGate);
-  Options o = small_ranges(1, /*staging=*/false);
-  ChildGuard child{fork_worker_process(o)};
-  ASSERT_GT(child.pid, 0);
-  auto staging = start(0);
-  staging->apply(kDefine);
-  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  ChildGuard child{0};
+  auto staging = define_over_a_worker_held_by_the_gate(kDefine, child);
   child.kill_now();
   EXPECT_EQ(count("SELECT count(*) FROM trellis.range_claims WHERE NOT done"), 1);
   release(*gate, kRangeGate);
-  auto fresh = Trellis::connect(o);
+  auto fresh = Trellis::connect(small_ranges(1, /*staging=*/false));
   await_status(*fresh, "dst", "live");
   await_converged(*fresh);
   expect_oracle("dst");
