@@ -68,6 +68,14 @@ namespace {
 bool integer_type(const Column& c) {
   return c.type == "smallint" || c.type == "integer" || c.type == "bigint";
 }
+
+// Whether d's groups are encoded by concatenating integers (encode_group):
+// then a group's encoding and its values determine each other, and an
+// entry's stored group columns are the values the encoding was made from.
+bool integer_group_encoding(const TransformDef& d) {
+  return d.compare_group_text && !d.group.empty() &&
+         std::all_of(d.group.begin(), d.group.end(), integer_type);
+}
 }  // namespace
 
 // An integer's JSON text is its text output, so a group of integer columns
@@ -79,8 +87,7 @@ std::string encode_group(const TransformDef& d, const std::string& alias) {
   std::vector<std::string> values;
   for (size_t i = 0; i < d.group.size(); ++i)
     values.push_back(canonical_group_value(d.group[i], group_value(d, i, alias)));
-  if (d.compare_group_text && !d.group.empty() &&
-      std::all_of(d.group.begin(), d.group.end(), integer_type))
+  if (integer_group_encoding(d))
     return "('[' || " +
            join<std::string>(
                values, " || ', ' || ",
@@ -543,6 +550,26 @@ std::string recompute(const TransformDef& d) {
       kGroupsTable, d.id, agg, update, target(d), from_groups_table(d, "grp"));
 }
 
+// Incremental field f computed from the state columns of the row `alias`
+// (NULL for a group without members).
+std::string incremental_field(const TransformDef& d, const Field& f, const std::string& alias) {
+  if (d.single_group()) return "(" + field_from_state(d, f, alias) + ")";
+  return fmt::format("CASE WHEN {}.\"__n\" > 0 THEN ({}) END", alias,
+                     field_from_state(d, f, alias));
+}
+
+// True when every field is computed from the running state alone (COUNT,
+// SUM, AVG of the group's members): none reads the ledger for its group.
+bool state_only(const TransformDef& d) {
+  if (!d.any_incremental()) return false;
+  for (const auto& f : d.fields) {
+    if (!f.incremental) return false;
+    for (const auto& c : f.calls)
+      if (c.kind == "min" || c.kind == "max") return false;
+  }
+  return true;
+}
+
 // Over a row under the source's alias that carries "__group", the group
 // columns and the state columns: `, <alias>.<state column>, ...` and each
 // incremental field computed from that state, named (NULL for a group
@@ -552,11 +579,7 @@ std::string state_and_incremental_fields(const TransformDef& d) {
   std::string cols;
   for (const auto& c : state_columns(d)) cols += ", " + alias + "." + ident(c);
   for (const auto& f : d.fields)
-    if (f.incremental && d.single_group())
-      cols += fmt::format(", ({}) AS {}", field_from_state(d, f, alias), ident(f.name));
-    else if (f.incremental)
-      cols += fmt::format(", CASE WHEN {}.\"__n\" > 0 THEN ({}) END AS {}", alias,
-                          field_from_state(d, f, alias), ident(f.name));
+    if (f.incremental) cols += ", " + incremental_field(d, f, alias) + " AS " + ident(f.name);
   return cols;
 }
 
@@ -645,10 +668,15 @@ std::string group_range_bound(const TransformDef& d) {
 }
 
 // Target rows of the groups in ($1, $2] (NULL: an open end): each computed
-// once from the present ledger entries of that range of the group index,
-// the group columns decoded from the encoded group as the drain writes them.
+// once from the present ledger entries of that range of the group index.
+// The group columns are decoded from the encoded group as the drain writes
+// them, except integers, whose entries' stored values are the decoded ones
+// (a JSON parse per group spared). A state-only definition aggregates its
+// state alone and computes its fields from it, as its drain does (a SUM
+// field would otherwise sum each entry twice, once for the state).
 std::string range_groups(const TransformDef& d) {
   std::string alias = ident(d.alias);
+  bool from_state = state_only(d);
   std::string grouped = grouped_select(
       d, ledger(d), true, fmt::format(" WHERE {}.\"__present\"", alias),
       [&](const std::string& g) {
@@ -656,12 +684,21 @@ std::string range_groups(const TransformDef& d) {
             "($1::text[] IS NULL OR {0} > {1}) AND ($2::text[] IS NULL OR {0} <= {2})", g,
             group_param(d, "$1"), group_param(d, "$2"));
       },
-      d.fields, absolute_state(d));
+      from_state ? std::vector<Field>{} : d.fields, absolute_state(d));
+  std::string group_cols =
+      integer_group_encoding(d)
+          ? join<Column>(d.group, "",
+                         [&](const Column& c) {
+                           return ", " + alias + "." + ident(c.name) + " AS " + ident(c.name);
+                         })
+          : decode_group(d, alias + ".\"__group\"");
   std::string cols;
-  for (const auto& f : d.fields) cols += ", __a." + ident(f.name);
-  for (const auto& c : state_columns(d)) cols += ", __a." + ident(c);
-  return fmt::format("SELECT __a.\"__group\"{}{} FROM ({}) __a", decode_group(d, "__a.\"__group\""),
-                     cols, grouped);
+  for (const auto& f : d.fields)
+    cols += ", " + (from_state ? incremental_field(d, f, alias) : alias + "." + ident(f.name)) +
+            " AS " + ident(f.name);
+  for (const auto& c : state_columns(d)) cols += ", " + alias + "." + ident(c);
+  return fmt::format("SELECT {0}.\"__group\"{1}{2} FROM ({3}) {0}", alias, group_cols, cols,
+                     grouped);
 }
 
 std::string target_column_list(const TransformDef& d) {
@@ -696,18 +733,6 @@ std::string group_range_rewrite(const TransformDef& d) {
       "__trellis_del)",
       range_groups(d), target(d), target_column_list(d), on_conflict, group_param(d, "$1"),
       group_param(d, "$2"));
-}
-
-// True when every field is computed from the running state alone (COUNT,
-// SUM, AVG of the group's members): none reads the ledger for its group.
-bool state_only(const TransformDef& d) {
-  if (!d.any_incremental()) return false;
-  for (const auto& f : d.fields) {
-    if (!f.incremental) return false;
-    for (const auto& c : f.calls)
-      if (c.kind == "min" || c.kind == "max") return false;
-  }
-  return true;
 }
 
 // Drain page of a state-only definition: one upsert folds each touched
