@@ -12,6 +12,7 @@
 #include <chrono>
 
 #include "api/instance.hpp"
+#include "base/event_log.hpp"
 #include "base/sql_text.hpp"
 #include "bind/validate.hpp"
 #include "compile/one_to_one.hpp"
@@ -149,6 +150,12 @@ Applied alter_transform(Trellis::Impl& impl, const lang::AlterTransformStmt& stm
   fields.insert(fields.end(), edit.altered.begin(), edit.altered.end());
   bool build = start_field_build(impl, *conn, lock, fields, edit.dropped);
   txn.commit();
+  base::log_event(
+      spdlog::level::info, "altered", def.target_name(),
+      {{"added", edit.added}, {"altered", edit.altered}, {"dropped", edit.dropped}},
+      fmt::format("transform {} altered: {} field{} added, {} changed, {} dropped",
+                  def.target_name(), edit.added.size(), edit.added.size() == 1 ? "" : "s",
+                  edit.altered.size(), edit.dropped.size()));
   if (build) applied.status = catalog::name(catalog::Status::backfilling);
   impl.store.notify_work(*conn);
   return applied;

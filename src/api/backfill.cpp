@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
+#include "base/event_log.hpp"
 
 namespace trellis::api {
 
@@ -20,10 +21,15 @@ int request_backfill(Trellis::Impl& impl, const std::string& table) {
   };
   auto source = impl.store.captured_table(*conn, schema, name);
   if (!source) throw not_read();
-  int rebuilt = impl.lifecycle.rebuild_readers_of(*conn, source->id);
-  if (rebuilt == 0) throw not_read();
+  auto rebuilt = impl.lifecycle.rebuild_readers_of(*conn, source->id);
+  if (rebuilt.empty()) throw not_read();
+  for (const auto& target : rebuilt)
+    base::log_event(spdlog::level::info, "rebuilding", target,
+                    {{"cause", "request_backfill"}, {"table", schema + "." + name}},
+                    fmt::format("transform {} rebuilds in place: request_backfill of {}.{}", target,
+                                schema, name));
   impl.store.notify_work(*conn);
-  return rebuilt;
+  return static_cast<int>(rebuilt.size());
 }
 
 }  // namespace trellis::api

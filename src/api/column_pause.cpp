@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "api/instance.hpp"
+#include "base/event_log.hpp"
 #include "compile/quarantine_sql.hpp"
 
 namespace trellis::api {
@@ -52,6 +53,10 @@ Applied pause_column(Trellis::Impl& impl, const catalog::TransformDef& def,
   lock_for_edit(impl, *conn, def, "PAUSE");
   impl.lifecycle.pause_column(*conn, def.id, column);
   txn.commit();
+  base::log_event(spdlog::level::info, "column_paused", def.target_name(),
+                  {{"column", column}, {"kind", "operator"}},
+                  fmt::format("column {} paused by PAUSE TRANSFORM: it keeps its last values",
+                              address(def, column)));
   return {"pause", address(def, column), std::string(catalog::name(def.status))};
 }
 
@@ -72,6 +77,8 @@ Applied resume_column(Trellis::Impl& impl, const catalog::TransformDef& def,
              {std::to_string(def.id), column});
   bool build = start_field_build(impl, *conn, lock, {column}, {});
   txn.commit();
+  base::log_event(spdlog::level::info, "column_resumed", def.target_name(), {{"column", column}},
+                  fmt::format("column {} resumed: rebuilding it", address(def, column)));
   impl.store.notify_work(*conn);
   return {"resume", address(def, column),
           std::string(catalog::name(build ? catalog::Status::backfilling : lock.row.status))};

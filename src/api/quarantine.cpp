@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "api/instance.hpp"
+#include "base/event_log.hpp"
 #include "compile/quarantine_sql.hpp"
 #include "compile/transform_sql.hpp"
 #include "pg/sql_error.hpp"
@@ -62,6 +63,10 @@ void release_key(Trellis::Impl& impl, const std::string& target, const std::stri
     stmts.push_back({q.release, {id, tbl, stored_key}});
     conn->pipeline(stmts);
     txn.commit();
+    base::log_event(spdlog::level::info, "key_released", def.target_name(),
+                    {{"table", schema + "." + name}, {"key", stored_key}},
+                    fmt::format("key {} of {}.{} released for {}: re-derived", stored_key, schema,
+                                name, def.target_name()));
   } catch (const pg::SqlError& e) {
     if (!conn->healthy() || pg::classify_sqlstate(e.sqlstate()) != pg::FailureClass::data) throw;
     if (stored_key.empty())  // the key itself did not read as JSON

@@ -46,6 +46,12 @@ std::string register_transform(Trellis::Impl& impl, pg::Connection& conn,
   }
   impl.lifecycle.define(conn, def);
   txn.commit();
+  base::log_event(spdlog::level::info, "defined", def.target_name(),
+                  {{"shape", std::string(catalog::name(def.shape))},
+                   {"adopted", def.adopted},
+                   {"statement", def.statement}},
+                  fmt::format("transform {} defined; it builds once capture covers its reads",
+                              def.target_name()));
   return note;
 }
 
@@ -128,6 +134,9 @@ Applied drop_transform(Trellis::Impl& impl, const lang::DropTransformStmt& stmt)
   else
     for (const auto& ddl : compile::compile_transform(*def).drop) conn->exec(ddl);
   txn.commit();
+  base::log_event(spdlog::level::info, "dropped", def->target_name(), {{"adopted", def->adopted}},
+                  fmt::format("transform {} dropped{}", def->target_name(),
+                              def->adopted ? "; its table keeps its last rows" : ""));
   Applied applied{"drop", def->target_name(), "dropped"};
   applied.note = std::move(note);
   return applied;

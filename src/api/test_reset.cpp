@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "api/instance.hpp"
+#include "base/event_log.hpp"
 #include "capture/drift.hpp"
 
 namespace trellis::api {
@@ -109,7 +110,10 @@ TestResetReport test_reset(Trellis::Impl& impl, std::chrono::milliseconds timeou
   }
   {
     auto conn = impl.pool.acquire();
-    for (int id : tables) impl.lifecycle.rebuild_readers_of(*conn, id);
+    for (int id : tables)
+      for (const auto& target : impl.lifecycle.rebuild_readers_of(*conn, id))
+        base::log_event(spdlog::level::info, "rebuilding", target, {{"cause", "test_reset"}},
+                        fmt::format("transform {} rebuilds in place: test_reset", target));
     impl.store.notify_work(*conn);
   }
   wait_live(impl, touched, until);

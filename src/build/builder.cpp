@@ -144,16 +144,25 @@ void index_ledger_before_a_rewrite(pg::Connection& conn, const compile::Transfor
   txn.commit();
 }
 
+// The event of a build failure recorded as the transform's
+// backfill_failure (retried with backoff).
+void log_build_failure(const catalog::TransformDef& def, const nlohmann::json& failure) {
+  base::log_event(
+      spdlog::level::warn, "build_failure", def.target_name(), failure,
+      fmt::format("build of {} failed at {}: {}; retried with backoff", def.target_name(),
+                  failure.at("chunk").get<std::string>(), failure.at("error").get<std::string>()));
+}
+
 }  // namespace
 
 // Reported as a chunk's failure is, and retried after the same wait.
 void Builder::report_ledger_index_failure(pg::Connection& conn, const catalog::TransformDef& def,
                                           const LedgerIndexFailure& f) {
-  spdlog::warn("creating the ledger indexes of {} failed: {}", def.target_name(), f.error.what());
   nlohmann::json failure = {{"chunk", "the ledger's indexes, " + f.when},
                             {"error", f.error.what()},
                             {"sqlstate", f.error.sqlstate()}};
   conn.exec(sql_.fail, {std::to_string(def.id), failure.dump()});
+  log_build_failure(def, failure);
 }
 
 Builder::Builder(catalog::Store& store, BuildConfig config)
@@ -186,7 +195,6 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
     run_chunk(conn, def);
   } catch (const pg::SqlError& e) {
     if (!conn.healthy()) throw;
-    spdlog::warn("build chunk of {} failed: {} ({})", def.target_name(), e.what(), e.sqlstate());
     std::string what = "a build chunk of " + def.target_name();
     auto halted = quarantine_.halt_failure(
         conn, e,
@@ -221,6 +229,7 @@ bool Builder::build_one_chunk(pg::Connection& conn) {
                 {std::to_string(id), failure.dump(), std::to_string(charged->retry_ms)});
     else
       conn.exec(sql_.fail, {std::to_string(id), failure.dump()});
+    log_build_failure(def, failure);
   }
   return true;
 }

@@ -203,6 +203,7 @@ bool PartitionCapture::stage(pg::Connection& conn, const catalog::CapturedTable&
     }
   }
   int64_t keys = 0;
+  std::vector<std::string> rebuilt;  // readers rebuilt in place
   auto stage_all = [&] {
     // The xid first, then the active segment, as a capture trigger does
     // (the fence relies on that order).
@@ -216,8 +217,8 @@ bool PartitionCapture::stage(pg::Connection& conn, const catalog::CapturedTable&
                          root, exists ? base::qualified(where.get(0, 0), where.get(0, 1)) : "",
                          held, c.constraint_def.value_or("false"), ring_, catalog::ring_slot(seg)))
                .affected();
-    int rebuilt = lifecycle_.rebuild(conn, rebuild);
-    partitions_.mark_staged(conn, c.id, keys > 0 ? seg : 0, rebuilt > 0);
+    rebuilt = lifecycle_.rebuild(conn, rebuild);
+    partitions_.mark_staged(conn, c.id, keys > 0 ? seg : 0, !rebuilt.empty());
   };
   bool staged = false;
   try {
@@ -247,6 +248,13 @@ bool PartitionCapture::stage(pg::Connection& conn, const catalog::CapturedTable&
                               rebuild.empty() ? ""
                                               : fmt::format(", {} reader{} rebuilt", rebuild.size(),
                                                             rebuild.size() == 1 ? "" : "s")));
+  for (const auto& target : rebuilt)
+    base::log_event(spdlog::level::info, "rebuilding", target,
+                    {{"cause", "partition"},
+                     {"table", root.schema + "." + root.name},
+                     {"partition", c.node_name}},
+                    fmt::format("transform {} rebuilds in place: partition {} of {}.{} was {}",
+                                target, c.node_name, root.schema, root.name, c.reason));
   return true;
 }
 

@@ -136,7 +136,12 @@ bool Reconciler::reconcile(pg::Connection& conn) {
 // transaction older than the fence is open.
 bool Reconciler::start_field_builds(pg::Connection& conn, const Covered& covered) {
   lifecycle_.fence_field_builds(conn);
-  return lifecycle_.start_fenced_field_builds(conn, covered) > 0;
+  auto started = lifecycle_.start_fenced_field_builds(conn, covered);
+  for (const auto& target : started)
+    base::log_event(
+        spdlog::level::info, "field_build_started", target, nlohmann::json::object(),
+        fmt::format("transform {}: capture covers its changed fields; building them", target));
+  return !started.empty();
 }
 
 bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& table,
@@ -148,7 +153,7 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
   std::string qualified = base::qualified(table.schema, table.name);
   Covered mine;
   cover(mine, readers);
-  int moved = 0;  // transforms moved to backfilling
+  std::vector<std::string> moved;  // transforms moved to backfilling
   bool installed = pg::try_under_lock_timeout(conn, [&] {
     put_capture(conn, qualified, sql);
     store_.mark_capture_installed(conn, table.id, signature, qualified,
@@ -162,7 +167,11 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
   base::log_event(spdlog::level::info, "capture_installed", "",
                   {{"table", table.schema + "." + table.name}},
                   fmt::format("capture installed on {}", qualified));
-  started = started || moved > 0;
+  for (const auto& target : moved)
+    base::log_event(spdlog::level::info, "build_started", target,
+                    {{"table", table.schema + "." + table.name}},
+                    fmt::format("transform {}: capture covers {}; building", target, qualified));
+  started = started || !moved.empty();
   return true;
 }
 

@@ -15,6 +15,16 @@ namespace trellis::catalog {
 
 namespace {
 
+// A changed transforms row's target as the event log names it.
+constexpr std::string_view kTargetName = "target_schema || '.' || target_table";
+
+// The first column of every row of `r`.
+std::vector<std::string> column_of(const pg::Result& r) {
+  std::vector<std::string> out;
+  for (int i = 0; i < r.rows(); ++i) out.push_back(r.get(i, 0));
+  return out;
+}
+
 // The transforms row `row` is one of the `covered` definitions (parameters
 // $n ids and $n+1 versions, pairwise): the same transform at the same version.
 std::string is_covered(const std::string& row, int n) {
@@ -118,21 +128,22 @@ bool Lifecycle::drop(pg::Connection& conn, int id) {
   return r.affected() > 0;
 }
 
-int Lifecycle::rebuild(pg::Connection& conn, const std::vector<int>& ids) {
-  if (ids.empty()) return 0;
-  auto r = conn.exec(fmt::format("UPDATE {} t SET {} WHERE id = ANY($1::int[]) AND {} RETURNING id",
+std::vector<std::string> Lifecycle::rebuild(pg::Connection& conn, const std::vector<int>& ids) {
+  if (ids.empty()) return {};
+  auto r = conn.exec(fmt::format("UPDATE {} t SET {} WHERE id = ANY($1::int[]) AND {} RETURNING {}",
                                  transforms_, transition(Operation::rebuild_in_place).set,
-                                 from_condition(Operation::rebuild_in_place)),
+                                 from_condition(Operation::rebuild_in_place), kTargetName),
                      {pg::int_array(ids)});
-  return r.rows();
+  return column_of(r);
 }
 
-int Lifecycle::rebuild_readers_of(pg::Connection& conn, int table_id) {
-  auto r = conn.exec(fmt::format("UPDATE {} t SET {} WHERE $1::int = ANY({}) AND {} RETURNING id",
-                                 transforms_, transition(Operation::rebuild_in_place).set,
-                                 read_table_ids("t"), from_condition(Operation::rebuild_in_place)),
-                     {std::to_string(table_id)});
-  return r.rows();
+std::vector<std::string> Lifecycle::rebuild_readers_of(pg::Connection& conn, int table_id) {
+  auto r = conn.exec(
+      fmt::format("UPDATE {} t SET {} WHERE $1::int = ANY({}) AND {} RETURNING {}", transforms_,
+                  transition(Operation::rebuild_in_place).set, read_table_ids("t"),
+                  from_condition(Operation::rebuild_in_place), kTargetName),
+      {std::to_string(table_id)});
+  return column_of(r);
 }
 
 void Lifecycle::pause_column(pg::Connection& conn, int id, const std::string& column) {
@@ -197,18 +208,19 @@ void Lifecycle::start_field_build(pg::Connection& conn, int id,
             {std::to_string(id), fields ? pg::Param{nlohmann::json(*fields).dump()} : pg::Param{}});
 }
 
-int Lifecycle::start_builds(pg::Connection& conn, int table_id, const std::string& qualified,
-                            const Versions& covered) {
+std::vector<std::string> Lifecycle::start_builds(pg::Connection& conn, int table_id,
+                                                 const std::string& qualified,
+                                                 const Versions& covered) {
   auto r = conn.exec(
       fmt::format("UPDATE {} t SET {}, build_rows_estimate = greatest((SELECT reltuples FROM "
                   "pg_class WHERE oid = $2::regclass), 0)::bigint WHERE $1::int = ANY({}) AND {} "
-                  "AND NOT {} AND {}",
+                  "AND NOT {} AND {} RETURNING {}",
                   transforms_, transition(Operation::start_build).set, read_table_ids("t"),
                   from_condition(Operation::start_build, "t"), waits_for_upstream_,
-                  is_covered("t", 3)),
+                  is_covered("t", 3), kTargetName),
       {std::to_string(table_id), qualified, pg::int_array(covered.ids),
        pg::int_array(covered.versions)});
-  return r.affected();
+  return column_of(r);
 }
 
 void Lifecycle::fence_field_builds(pg::Connection& conn) {
@@ -217,17 +229,18 @@ void Lifecycle::fence_field_builds(pg::Connection& conn) {
                   transforms_, awaiting_capture()));
 }
 
-int Lifecycle::start_fenced_field_builds(pg::Connection& conn, const Versions& covered) {
+std::vector<std::string> Lifecycle::start_fenced_field_builds(pg::Connection& conn,
+                                                              const Versions& covered) {
   auto r = conn.exec(
       fmt::format(
           "UPDATE {0} t SET build_phase = CASE WHEN build_fields IS NULL THEN {2} ELSE {3} END, "
           "build_sweep_target = build_sweep_target OR build_fields IS NULL, build_fence = NULL, "
           "build_cursor = NULL, build_rows_done = 0, capture_wait = NULL, updated_at = now() "
-          "WHERE {4} AND {1} AND {5}",
+          "WHERE {4} AND {1} AND {5} RETURNING {6}",
           transforms_, is_covered("t", 1), literal(first_phase()), literal(BuildPhase::fields),
-          awaiting_capture(), fence_passed("t", workers_)),
+          awaiting_capture(), fence_passed("t", workers_), kTargetName),
       {pg::int_array(covered.ids), pg::int_array(covered.versions)});
-  return r.affected();
+  return column_of(r);
 }
 
 bool Lifecycle::any_awaiting_capture(pg::Connection& conn) {

@@ -98,10 +98,10 @@ class Lifecycle {
   // drop: the row of a paused transform goes; false when it was not paused.
   bool drop(pg::Connection& conn, int id);
   // rebuild_in_place of every running transform reading captured table
-  // `table_id`; returns how many.
-  int rebuild_readers_of(pg::Connection& conn, int table_id);
-  // rebuild_in_place of the running transforms among `ids`; how many.
-  int rebuild(pg::Connection& conn, const std::vector<int>& ids);
+  // `table_id`; returns their targets (schema.table).
+  std::vector<std::string> rebuild_readers_of(pg::Connection& conn, int table_id);
+  // rebuild_in_place of the running transforms among `ids`; their targets.
+  std::vector<std::string> rebuild(pg::Connection& conn, const std::vector<int>& ids);
 
   // Version bumps that keep the status (drains and builds recompile).
   void pause_column(pg::Connection& conn, int id, const std::string& column);
@@ -125,14 +125,15 @@ class Lifecycle {
 
   // start_build of the waiting readers of captured table `table_id` (named
   // `qualified`, for the row estimate) among `covered`, with no upstream
-  // that is not live; returns how many started.
-  int start_builds(pg::Connection& conn, int table_id, const std::string& qualified,
-                   const Versions& covered);
+  // that is not live; returns the targets of those started.
+  std::vector<std::string> start_builds(pg::Connection& conn, int table_id,
+                                        const std::string& qualified, const Versions& covered);
   // Field builds awaiting capture: record the fence (a time after their
   // ALTER was seen), then start those among `covered` once no worker
-  // transaction older than their fence is open; returns how many started.
+  // transaction older than their fence is open; returns the targets of
+  // those started.
   void fence_field_builds(pg::Connection& conn);
-  int start_fenced_field_builds(pg::Connection& conn, const Versions& covered);
+  std::vector<std::string> start_fenced_field_builds(pg::Connection& conn, const Versions& covered);
   bool any_awaiting_capture(pg::Connection& conn);
   // What holds up the transforms waiting for capture of a table: a lock
   // capture could not take (who holds it; returns the targets that start

@@ -28,6 +28,21 @@ extern char** environ;
 namespace trellis::test {
 namespace {
 
+// The lines of a --log-json log that carry `event`; every line must be a
+// JSON object with its time, instance and sentence.
+std::vector<nlohmann::json> logged_events(const std::string& log, const std::string& event) {
+  std::vector<nlohmann::json> out;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "not a JSON line: " << line;
+    if (j.is_discarded()) continue;
+    EXPECT_TRUE(j.contains("instance") && j.contains("ts") && j.contains("msg")) << line;
+    if (j.value("event", "") == event) out.push_back(j);
+  }
+  return out;
+}
+
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -418,19 +433,7 @@ TEST_F(Cli, LogJsonWritesOneLinePerStateChangeWithItsTarget) {
   EXPECT_EQ(resumed_line["target"], "public.doubled");
   EXPECT_EQ(resumed_line["details"]["from"], "paused");
   await_live("doubled");
-  // The run's JSON lines that carry an event; every line must be JSON.
-  auto seen = [&](const std::string& event) {
-    std::vector<nlohmann::json> out;
-    std::istringstream lines(run->err());
-    for (std::string line; std::getline(lines, line);) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      EXPECT_FALSE(j.is_discarded()) << "not a JSON line: " << line;
-      if (j.is_discarded()) continue;
-      EXPECT_TRUE(j.contains("instance") && j.contains("ts") && j.contains("msg")) << line;
-      if (j.value("event", "") == event) out.push_back(j);
-    }
-    return out;
-  };
+  auto seen = [&](const std::string& event) { return logged_events(run->err(), event); };
   auto await_event = [&](const std::string& event, size_t count) {
     return eventually([&] { return seen(event).size() >= count; }, 30s);
   };
@@ -456,6 +459,69 @@ TEST_F(Cli, LogJsonWritesOneLinePerStateChangeWithItsTarget) {
   EXPECT_EQ(failed[0]["target"], "public.doubled");
   EXPECT_FALSE(failed[0]["details"]["sqlstate"].get<std::string>().empty());
   EXPECT_EQ(seen("drain_failure_cleared")[0]["target"], "public.doubled");
+  stop_run(*run);
+}
+
+// Every edit of a transform is one JSON line too: defined, its build
+// started once capture covers it, a column paused and resumed, the
+// transform altered and its field build started, rebuilt in place by
+// test-reset, paused and dropped.
+TEST_F(Cli, LogJsonWritesOneLinePerEditOfATransform) {
+  create_orders(50);
+  // The one line a command logs, parsed.
+  auto line_of = [&](const std::vector<std::string>& args) {
+    auto r = trellis(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.err, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "not one JSON line: " << r.err;
+    return j.is_discarded() ? nlohmann::json::object() : j;
+  };
+  auto defined = line_of({"apply", "--log-json", kDoubled});
+  EXPECT_EQ(defined["event"], "defined");
+  EXPECT_EQ(defined["target"], "public.doubled");
+  EXPECT_EQ(defined["details"]["shape"], "one_to_one");
+  EXPECT_EQ(defined["details"]["statement"].get<std::string>().rfind(
+                "TRANSFORM \"public\".\"doubled\" FROM \"public\".\"orders\"", 0),
+            0u)
+      << defined;  // the statement as stored, names qualified
+
+  auto run = start_run({"--drain-threads", "2", "--log-json"});
+  await_live("doubled");
+  auto seen = [&](const std::string& event) { return logged_events(run->err(), event); };
+  ASSERT_TRUE(eventually([&] { return !seen("live").empty(); }, 30s)) << run->err();
+  auto started = seen("build_started");
+  ASSERT_EQ(started.size(), 1u) << run->err();
+  EXPECT_EQ(started[0]["target"], "public.doubled");
+  EXPECT_EQ(started[0]["details"]["table"], "public.orders");
+
+  auto paused = line_of({"apply", "--log-json", "PAUSE TRANSFORM doubled.label"});
+  EXPECT_EQ(paused["event"], "column_paused");
+  EXPECT_EQ(paused["details"]["column"], "label");
+  auto resumed = line_of({"apply", "--log-json", "RESUME TRANSFORM doubled.label"});
+  EXPECT_EQ(resumed["event"], "column_resumed");
+  EXPECT_EQ(resumed["details"]["column"], "label");
+  await_live("doubled");
+
+  auto altered =
+      line_of({"apply", "--log-json", "ALTER TRANSFORM doubled ADD amount + 1 AS plus_one"});
+  EXPECT_EQ(altered["event"], "altered");
+  EXPECT_EQ(altered["target"], "public.doubled");
+  EXPECT_EQ(altered["details"]["added"], nlohmann::json::array({"plus_one"}));
+  ASSERT_TRUE(eventually([&] { return !seen("field_build_started").empty(); }, 30s)) << run->err();
+  EXPECT_EQ(seen("field_build_started")[0]["target"], "public.doubled");
+  await_live("doubled");
+
+  auto reset = trellis({"test-reset", "--log-json"});
+  ASSERT_EQ(reset.code, 0) << reset.err;
+  auto rebuilding = logged_events(reset.err, "rebuilding");
+  ASSERT_EQ(rebuilding.size(), 1u) << reset.err;
+  EXPECT_EQ(rebuilding[0]["target"], "public.doubled");
+  EXPECT_EQ(rebuilding[0]["details"]["cause"], "test_reset");
+
+  ASSERT_EQ(trellis({"apply", "PAUSE TRANSFORM doubled"}).code, 0);
+  auto dropped = line_of({"apply", "--log-json", "DROP TRANSFORM doubled"});
+  EXPECT_EQ(dropped["event"], "dropped");
+  EXPECT_EQ(dropped["target"], "public.doubled");
   stop_run(*run);
 }
 
