@@ -37,7 +37,8 @@ Drainer::Drainer(catalog::Store& store, DrainConfig config)
       metrics_(base::ProcessMetrics::of(store.schema())) {}
 
 bool Drainer::drain_one(pg::Connection& conn) {
-  auto claimed = conn.exec_prepared(sql_.claim_bucket, {std::to_string(config_.page_cap)});
+  auto claimed = conn.exec_prepared(
+      sql_.claim_bucket, {std::to_string(config_.page_cap), std::to_string(config_.threads)});
   if (claimed.rows() == 0) return false;
   if (!claimed.get_opt(0, 0)) {
     contended_ = true;

@@ -21,6 +21,10 @@ namespace trellis::apply {
 
 struct DrainConfig {
   int page_cap = 4000;  // distinct keys per page (I8)
+  // The drain threads a segment needing several pages is split among: its
+  // small buckets are claimed in shares of about the same size, as many as
+  // a multiple of this (compile/drain_sql, claim_bucket).
+  int threads = 1;
 };
 
 class Drainer {

@@ -29,7 +29,17 @@ DrainSql compile_drain(const std::string& cs) {
   // thread claiming at the same moment (both woken by one promotion) finds
   // none of them: when it claims nothing while some bucket is ready and
   // unowned, it gets one row of NULLs and tries again at once instead of
-  // sleeping until the next notification or poll.
+  // sleeping until the next notification or poll. A segment whose fresh
+  // buckets need several pages is split into claims of about equal ring
+  // rows, as many as a multiple of the process's drain threads ($2), so
+  // the threads finish it together: with two threads, a 10,000-row segment
+  // goes as four claims of four of its 16 buckets (~2,500 rows), not as
+  // 3,750, 3,750 and 2,500, the last alone. The share is a number of
+  // buckets (they hold about as many rows each, by hash), computed from
+  // every bucket of the segment (the claimed and the done ones too), so
+  // every claimant takes the same; with one thread the claims are the ones
+  // the page cap alone gives, and a segment that fits in one page is
+  // claimed whole as before.
   s.claim_bucket = fmt::format(
       "WITH cand AS (SELECT c.seg, c.bucket, c.cursor, c.ring_rows FROM {0} c WHERE NOT c.done "
       "AND (c.not_before IS NULL OR c.not_before <= now()) AND (c.owner_pid IS NULL OR "
@@ -37,8 +47,12 @@ DrainSql compile_drain(const std::string& cs) {
       "LOCKED), ranked AS (SELECT seg, bucket, cursor IS NULL AS fresh, row_number() OVER w AS n, "
       "sum(coalesce(ring_rows, $1::int + 1)) OVER w AS run, first_value(seg) OVER w AS first_seg, "
       "first_value(cursor IS NULL) OVER w AS first_fresh FROM cand WINDOW w AS (ORDER BY seg, "
-      "bucket)), pick AS (SELECT seg, bucket FROM ranked WHERE n = 1 OR (seg = first_seg AND "
-      "first_fresh AND fresh AND run <= $1::int)) "
+      "bucket)), share AS (SELECT CASE WHEN t.total <= $1::int THEN t.buckets ELSE "
+      "ceil(t.buckets / (ceil(ceil(t.total / $1::numeric) / $2::int) * $2::int))::int END AS "
+      "buckets FROM (SELECT sum(coalesce(b.ring_rows, $1::int + 1)) AS total, count(*) AS "
+      "buckets FROM {0} b WHERE b.seg = (SELECT first_seg FROM ranked LIMIT 1)) t), pick AS "
+      "(SELECT seg, bucket FROM ranked, share WHERE n = 1 OR (seg = first_seg AND first_fresh "
+      "AND fresh AND run <= $1::int AND n <= share.buckets)) "
       ", claimed AS (UPDATE {0} b SET (owner_pid, owner_start) = ({1}) FROM pick WHERE b.seg = "
       "pick.seg AND b.bucket = pick.bucket RETURNING b.seg, b.bucket, b.ring_rows) "
       "SELECT seg, bucket, ring_rows FROM claimed UNION ALL SELECT NULL::bigint, NULL::int2, "

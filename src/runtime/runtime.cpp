@@ -235,7 +235,9 @@ void Runtime::staging_loop() {
 
 void Runtime::drain_loop(int index) {
   catalog::Store store(options_.schema);
-  apply::Drainer drainer(store, {});
+  apply::DrainConfig drain_config;
+  drain_config.threads = std::max(1, options_.drain_threads);
+  apply::Drainer drainer(store, drain_config);
   build::BuildConfig build_config;
   build_config.range_rows = std::max(1, options_.build_range_rows);
   build::Builder builder(store, build_config);

@@ -15,16 +15,7 @@ namespace trellis::test {
 class ClaimContention : public TrellisTest {};
 
 TEST_F(ClaimContention, AClaimThatFindsReadyBucketsLockedSaysSoAndClaimsThemOnceFree) {
-  sql("CREATE TABLE src (id int PRIMARY KEY, v int NOT NULL)");
-  sql("INSERT INTO src SELECT g, g FROM generate_series(1, 500) g");
-  {
-    auto t = start(2);
-    t->apply("TRANSFORM dst FROM src SELECT v * 2 AS twice");
-    await_status(*t, "dst", "live");
-    await_converged(*t);
-  }
-  auto staging = start(0);  // seals and promotes segments; nothing drains them
-  sql("UPDATE src SET v = v + 1");
+  auto staging = promote_an_undrained_update(500);
   ASSERT_TRUE(eventually([&] { return ready_buckets() > 1; }, std::chrono::seconds(30)));
 
   auto conn = pg::Connection::open(url_);

@@ -93,6 +93,21 @@ int64_t TrellisTest::ready_buckets() {
   return query("SELECT count(*) FROM trellis.buckets WHERE NOT done").get_int(0, 0);
 }
 
+std::unique_ptr<Trellis> TrellisTest::promote_an_undrained_update(int rows) {
+  sql("CREATE TABLE src (id int PRIMARY KEY, v int NOT NULL)");
+  sql("INSERT INTO src SELECT g, g FROM generate_series(1, " + std::to_string(rows) + ") g");
+  {
+    auto t = start(2);
+    t->apply("TRANSFORM dst FROM src SELECT v * 2 AS twice");
+    await_status(*t, "dst", "live");
+    await_converged(*t);
+  }
+  auto staging = start(0);  // seals and promotes segments; nothing drains them
+  sql("UPDATE src SET v = v + 1");
+  EXPECT_TRUE(eventually([&] { return ready_buckets() > 0; }, std::chrono::seconds(30)));
+  return staging;
+}
+
 void TrellisTest::rerun_migration(int number) {
   std::string migration;
   for (const auto& [n, text] : catalog::embedded_migrations())

@@ -48,6 +48,10 @@ class TrellisTest : public ::testing::Test {
   // Ring buckets promoted and not yet drained (to stage changes in separate
   // segments while no drain runs).
   int64_t ready_buckets();
+  // A table src(id, v) of `rows` rows read by a live 1-1 transform dst, then
+  // one UPDATE of every row, sealed and promoted by the staging-only
+  // instance returned; nothing drains it.
+  std::unique_ptr<Trellis> promote_an_undrained_update(int rows);
   // Runs catalog migration `number` again by hand on the "trellis" catalog,
   // as it runs on a catalog an earlier version left (whose state a test has
   // made by hand).
