@@ -30,8 +30,8 @@ DrainSql compile_drain(const std::string& cs) {
   // none of them: when it claims nothing while some bucket is ready and
   // unowned, it gets one row of NULLs and tries again at once instead of
   // sleeping until the next notification or poll. A segment whose fresh
-  // buckets need several pages is split into claims of about equal ring
-  // rows, as many as a multiple of the process's drain threads ($2), so
+  // buckets need several pages is split into claims of equally many
+  // buckets, as many as a multiple of the process's drain threads ($2), so
   // the threads finish it together: with two threads, a 10,000-row segment
   // goes as four claims of four of its 16 buckets (~2,500 rows), not as
   // 3,750, 3,750 and 2,500, the last alone. The share is a number of
