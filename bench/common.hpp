@@ -113,8 +113,9 @@ class Db {
 };
 
 // A source table `src(id, grp, amount, note)` of `rows` rows spread over
-// `groups` values of grp, with an index on grp, analysed.
-void create_source(Db& db, int64_t rows, int64_t groups);
+// `groups` values of grp, with an index on grp, analysed; with `partitions`,
+// partitioned by HASH (id) into that many.
+void create_source(Db& db, int64_t rows, int64_t groups, int partitions = 0);
 
 // The transform shapes the benchmarks compare, over `src`.
 struct Shape {

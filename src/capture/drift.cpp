@@ -13,6 +13,7 @@
 #include "base/sql_text.hpp"
 #include "bind/table_description.hpp"
 #include "capture/layout.hpp"
+#include "capture/move_guard.hpp"
 #include "capture/widen.hpp"
 #include "catalog/lifecycle.hpp"
 #include "catalog/partitions.hpp"
@@ -63,6 +64,15 @@ std::optional<DriftFinding> table_drift(pg::Connection& conn, const catalog::Cap
                       "changes written straight into it meanwhile may be missing. RESUME the "
                       "transform to reinstall capture and rebuild",
                       *partition, table)};
+  if (info->partitioned() && installed_move_guard(t) &&
+      !move_guard_intact(conn, t, {capture.catalog_schema}))
+    return DriftFinding{
+        catalog::FailureKind::disruption,
+        {},
+        fmt::format("the capture trigger {} on {} or on one of its partitions was disabled or "
+                    "dropped; rows a MERGE moved between partitions meanwhile may be missing. "
+                    "RESUME the transform to reinstall capture and rebuild",
+                    compile::move_guard_trigger(t, {capture.catalog_schema}), table)};
   if (t.installed_digest && conn.exec(capture.function_digest).get_opt(0, 0) != t.installed_digest)
     return DriftFinding{
         catalog::FailureKind::disruption,

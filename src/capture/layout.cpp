@@ -35,7 +35,8 @@ std::vector<PlacedColumn> placed_columns(const bind::TableDescription& info) {
 }
 
 std::string capture_signature(const catalog::CapturedTable& t, const std::vector<Column>& reads,
-                              const std::vector<PlacedColumn>& layout) {
+                              const std::vector<PlacedColumn>& layout,
+                              const std::vector<std::string>& moves) {
   // "v": the version of the functions' SQL, so that a new version that
   // renders them differently reinstalls them once (3: no pinned
   // search_path, every name qualified).
@@ -43,7 +44,14 @@ std::string capture_signature(const catalog::CapturedTable& t, const std::vector
                       {"key", catalog::columns_to_json(t.key)},
                       {"reads", catalog::columns_to_json(reads)},
                       {"layout", layout_to_json(layout)}};
+  if (!moves.empty()) j["moves"] = moves;
   return j.dump();
+}
+
+bool installed_move_guard(const catalog::CapturedTable& t) {
+  if (!t.installed_signature) return false;
+  auto j = nlohmann::json::parse(*t.installed_signature, nullptr, false);
+  return !j.is_discarded() && j.is_object() && j.contains("moves");
 }
 
 bool layout_moved(const catalog::CapturedTable& t, const bind::TableDescription& info) {

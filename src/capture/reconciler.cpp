@@ -17,6 +17,7 @@
 #include "base/sql_text.hpp"
 #include "bind/table_description.hpp"
 #include "capture/layout.hpp"
+#include "capture/move_guard.hpp"
 #include "capture/trigger_install.hpp"
 #include "pg/arrays.hpp"
 #include "pg/lock_timeout.hpp"
@@ -80,7 +81,13 @@ bool Reconciler::reconcile(pg::Connection& conn) {
     // and is recorded.
     std::vector<compile::PlacedColumn> layout;
     if (described[i]) layout = compile::capture_layout(table, reads, placed_columns(*described[i]));
-    std::string signature = capture_signature(table, reads, layout);
+    // A partitioned table's move guard watches its partition keys' columns.
+    std::vector<compile::WatchedColumn> moves;
+    if (described[i] && described[i]->partitioned())
+      moves = move_guard_columns(conn, described[i]->oid);
+    std::vector<std::string> watched;
+    for (const auto& c : moves) watched.push_back(c.name);
+    std::string signature = capture_signature(table, reads, layout, watched);
     // A partitioned table's partitions first: the root's install starts
     // builds, which must miss no write made straight into a partition.
     if (described[i] && described[i]->partitioned()) {
@@ -114,7 +121,7 @@ bool Reconciler::reconcile(pg::Connection& conn) {
       if (rest) startable.push_back(d);
     }
     try {
-      if (install(conn, table, reads, layout, signature, startable, started))
+      if (install(conn, table, reads, layout, moves, signature, startable, started))
         mark();
       else
         settled = false;
@@ -147,6 +154,7 @@ bool Reconciler::start_field_builds(pg::Connection& conn, const Covered& covered
 bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& table,
                          const std::vector<Column>& reads,
                          const std::vector<compile::PlacedColumn>& layout,
+                         const std::vector<compile::WatchedColumn>& moves,
                          const std::string& signature,
                          const std::vector<catalog::TransformDef>& readers, bool& started) {
   auto sql = compile::compile_capture(table, reads, layout, ring_);
@@ -156,6 +164,7 @@ bool Reconciler::install(pg::Connection& conn, const catalog::CapturedTable& tab
   std::vector<std::string> moved;  // transforms moved to backfilling
   bool installed = pg::try_under_lock_timeout(conn, [&] {
     put_capture(conn, qualified, sql);
+    if (!moves.empty()) put_move_guard(conn, table, moves, ring_);
     store_.mark_capture_installed(conn, table.id, signature, qualified,
                                   sql.objects.function_digest);
     moved = lifecycle_.start_builds(conn, table.id, qualified, mine);

@@ -43,7 +43,8 @@ class Reconciler {
   // sets `started` when transforms waiting on this table began their build.
   bool install(pg::Connection& conn, const catalog::CapturedTable& table,
                const std::vector<catalog::Column>& reads,
-               const std::vector<compile::PlacedColumn>& layout, const std::string& signature,
+               const std::vector<compile::PlacedColumn>& layout,
+               const std::vector<compile::WatchedColumn>& moves, const std::string& signature,
                const std::vector<catalog::TransformDef>& readers, bool& started);
   bool start_field_builds(pg::Connection& conn, const Covered& covered);
   bool uninstall(pg::Connection& conn, const catalog::CapturedTable& table);  // false: retry

@@ -323,7 +323,110 @@ std::string trigger_audit(const catalog::CapturedTable& t, const RingShape& ring
       events, literal(qualified(t.schema, t.name)));
 }
 
+std::string move_guard_function(const catalog::CapturedTable& root, const RingShape& ring) {
+  return qualified(ring.catalog_schema, fmt::format("capture_{}_move", root.id));
+}
+
 }  // namespace
+
+std::string move_guard_trigger(const catalog::CapturedTable& root, const RingShape& ring) {
+  // Ends with the root's id, not the instance's schema, so that it matches
+  // no pattern of the per-table triggers (trigger_like) and a partitioned
+  // table that is itself captured can be attached under another.
+  std::string tail = fmt::format("_move_{}", root.id);
+  return ("trellis_" + ring.catalog_schema).substr(0, 63 - tail.size()) + tail;
+}
+
+// The body reads the row through to_jsonb, so a renamed or dropped key
+// column yields a NULL element (staged anyway; the drain skips it and the
+// drift check reports it) and never an error. The xid is taken before the
+// active slot is read, as the TRUNCATE body does: a BEFORE trigger may run
+// before the statement wrote anything.
+MoveGuardSql compile_move_guard(const catalog::CapturedTable& root,
+                                const std::vector<WatchedColumn>& columns, const RingShape& ring) {
+  std::string rows = fmt::format(
+      "SELECT DISTINCT {}, c.k, {}, 'u' FROM (SELECT {} AS k FROM (VALUES "
+      "(pg_catalog.to_jsonb(OLD)), (pg_catalog.to_jsonb(NEW))) __r(__j)) c",
+      root.id, key_bucket("c.k", catalog::kRingBuckets), encode_key_from_json(root.key, "__r.__j"));
+  std::string body = fmt::format(
+      "DECLARE s pg_catalog.int8;\n  x pg_catalog.xid8;\nBEGIN\n  x := "
+      "pg_catalog.pg_current_xact_id();\n  s := pg_catalog.pg_sequence_last_value({});\n{}  RETURN "
+      "NEW;\nEND\n",
+      literal(qualified(ring.catalog_schema, "active_segment")) + "::pg_catalog.regclass",
+      slot_dispatch(ring, rows, "  "));
+  MoveGuardSql sql;
+  sql.function = fmt::format(
+      "CREATE OR REPLACE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql SECURITY "
+      "DEFINER AS {}",
+      move_guard_function(root, ring), dollar_quote(body));
+  std::string changed = join<WatchedColumn>(columns, " OR ", [](const WatchedColumn& c) {
+    std::string name = ident(c.name);
+    if (c.builtin_type) return fmt::format("OLD.{0} IS DISTINCT FROM NEW.{0}", name);
+    return fmt::format("NOT pg_catalog.record_image_eq(ROW(OLD.{0}), ROW(NEW.{0}))", name);
+  });
+  std::string table = qualified(root.schema, root.name);
+  std::string name = ident(move_guard_trigger(root, ring));
+  sql.create_trigger = fmt::format(
+      "DROP TRIGGER IF EXISTS {0} ON {1}; CREATE TRIGGER {0} BEFORE UPDATE ON {1} FOR EACH ROW "
+      "WHEN ({2}) EXECUTE FUNCTION {3}(); ALTER TABLE {1} ENABLE ALWAYS TRIGGER {0}",
+      name, table, changed, move_guard_function(root, ring));
+  return sql;
+}
+
+std::string move_guard_probe(const catalog::CapturedTable& root, const RingShape& ring) {
+  return fmt::format(
+      "SELECT coalesce(pg_catalog.bool_and(g.tgenabled IS NOT NULL AND g.tgenabled::text = 'A'), "
+      "false) FROM pg_catalog.pg_partition_tree(to_regclass({})) t LEFT JOIN pg_catalog.pg_trigger "
+      "g ON g.tgrelid = t.relid AND g.tgname = {} AND g.tgfoid = to_regprocedure({})",
+      literal(qualified(root.schema, root.name)), literal(move_guard_trigger(root, ring)),
+      literal(move_guard_function(root, ring) + "()"));
+}
+
+std::string partition_key_columns_sql() {
+  return "WITH RECURSIVE tree(relid) AS (SELECT $1::oid UNION ALL SELECT i.inhrelid FROM "
+         "pg_inherits i JOIN tree ON i.inhparent = tree.relid), keys AS (SELECT p.partrelid, "
+         "p.partattrs::int2[] AS attrs, pg_get_expr(p.partexprs, p.partrelid) AS exprs FROM "
+         "pg_partitioned_table p JOIN tree ON tree.relid = p.partrelid) SELECT r.attname, "
+         "(SELECT b.typnamespace = 'pg_catalog'::regnamespace FROM pg_type t JOIN pg_type b ON "
+         "b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END WHERE t.oid = "
+         "r.atttypid) FROM pg_attribute r WHERE r.attrelid = $1::oid AND r.attnum > 0 AND NOT "
+         "r.attisdropped AND "
+         "EXISTS (SELECT 1 FROM keys k JOIN pg_attribute a ON a.attrelid = k.partrelid AND "
+         "a.attname = r.attname WHERE a.attnum = ANY (k.attrs) OR strpos(k.exprs, "
+         "quote_ident(a.attname)) > 0) ORDER BY r.attnum";
+}
+
+MergeMoveProbe merge_move_probe() {
+  MergeMoveProbe probe;
+  probe.run =
+      "DO $probe$\n"
+      "DECLARE seen text := 'error';\n"
+      "BEGIN\n"
+      "  BEGIN\n"
+      "    CREATE TEMP TABLE trellis_move_probe (k int) PARTITION BY LIST (k);\n"
+      "    CREATE TEMP TABLE trellis_move_probe_1 PARTITION OF trellis_move_probe FOR VALUES "
+      "IN (1);\n"
+      "    CREATE TEMP TABLE trellis_move_probe_2 PARTITION OF trellis_move_probe FOR VALUES "
+      "IN (2);\n"
+      "    INSERT INTO pg_temp.trellis_move_probe VALUES (1);\n"
+      "    CREATE FUNCTION pg_temp.trellis_move_probe() RETURNS trigger LANGUAGE plpgsql AS "
+      "$f$BEGIN PERFORM pg_catalog.set_config('trellis.move_probe', (SELECT "
+      "pg_catalog.count(*) FROM n)::text, true); RETURN NULL; END$f$;\n"
+      "    CREATE TRIGGER trellis_move_probe AFTER UPDATE ON pg_temp.trellis_move_probe "
+      "REFERENCING NEW TABLE AS n FOR EACH STATEMENT EXECUTE FUNCTION "
+      "pg_temp.trellis_move_probe();\n"
+      "    MERGE INTO pg_temp.trellis_move_probe p USING (VALUES (1)) s(k) ON p.k = s.k WHEN "
+      "MATCHED THEN UPDATE SET k = 2;\n"
+      "    seen := pg_catalog.current_setting('trellis.move_probe', true);\n"
+      "    RAISE EXCEPTION 'trellis move probe done';\n"
+      "  EXCEPTION WHEN OTHERS THEN NULL;\n"
+      "  END;\n"
+      "  PERFORM pg_catalog.set_config('trellis.move_probe_result', seen, false);\n"
+      "END\n"
+      "$probe$";
+  probe.read = "SELECT pg_catalog.current_setting('trellis.move_probe_result')";
+  return probe;
+}
 
 CaptureObjects capture_objects(const catalog::CapturedTable& t, const RingShape& ring) {
   CaptureObjects o;
@@ -333,6 +436,11 @@ CaptureObjects capture_objects(const catalog::CapturedTable& t, const RingShape&
                                  qualified(t.schema, t.name)));
   for (const auto& event : kEvents)
     o.drop.push_back(fmt::format("DROP FUNCTION IF EXISTS {}()", function_name(ring, t, event)));
+  if (!t.node) {  // a root's move guard, if it has one (a partition's is its root's clone)
+    o.drop.push_back(fmt::format("DROP TRIGGER IF EXISTS {} ON {}",
+                                 ident(move_guard_trigger(t, ring)), qualified(t.schema, t.name)));
+    o.drop.push_back(fmt::format("DROP FUNCTION IF EXISTS {}()", move_guard_function(t, ring)));
+  }
   std::string functions;
   for (const auto& event : kEvents)
     functions += (functions.empty() ? "" : ", ") +

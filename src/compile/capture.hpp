@@ -64,6 +64,49 @@ CaptureSql compile_capture(const catalog::CapturedTable& table,
                            const std::vector<catalog::Column>& reads,
                            const std::vector<PlacedColumn>& layout, const RingShape& ring);
 
+// The move guard of a partitioned table (docs/architecture.md, "Partitioned
+// sources"). PostgreSQL 15 hands the rows a MERGE's UPDATE moves into another
+// partition to no statement trigger (their transition tables come out
+// empty), so on a server that does so the root also carries a row-level
+// BEFORE UPDATE trigger, which PostgreSQL clones onto every partition, that
+// fires only when a column a partition key reads changes and stages the
+// row's old and new key. `columns` are partition_key_columns_sql()'s.
+struct WatchedColumn {
+  std::string name;
+  // Its type (a domain's base type) is built in, so the guard compares it by
+  // IS DISTINCT FROM, resolved to pg_catalog's `=`; any other by its stored
+  // image, which costs more (two one-column rows built and compared).
+  bool builtin_type = false;
+};
+struct MoveGuardSql {
+  std::string function;  // CREATE OR REPLACE FUNCTION
+  // DROP TRIGGER IF EXISTS, CREATE TRIGGER, ENABLE ALWAYS: one script.
+  std::string create_trigger;
+};
+MoveGuardSql compile_move_guard(const catalog::CapturedTable& root,
+                                const std::vector<WatchedColumn>& columns, const RingShape& ring);
+std::string move_guard_trigger(const catalog::CapturedTable& root, const RingShape& ring);
+// One boolean: every node of the root's partition tree (the root included)
+// carries the guard, enabled ALWAYS and calling its function.
+std::string move_guard_probe(const catalog::CapturedTable& root, const RingShape& ring);
+// The columns (name, builtin_type; $1: the root's oid) that the partition keys of
+// the root and of every partitioned partition under it read, in the root's
+// attnum order: a key column by name, and for an expression key every column
+// whose name its text contains (a superset, which only fires the guard more
+// often). A partition's columns are named as its root's.
+std::string partition_key_columns_sql();
+// Whether the server hands a MERGE's moved rows to statement triggers: `run`
+// (a DO block, which rolls back what it did itself) tries a MERGE moving a
+// row between two partitions of a temporary table, and `read` then returns
+// what an AFTER UPDATE statement trigger saw in its new transition table:
+// "1" on a server that hands it such rows, "0" on one that does not
+// (PostgreSQL 15 before the fix), "error" when the probe could not run.
+struct MergeMoveProbe {
+  std::string run;
+  std::string read;
+};
+MergeMoveProbe merge_move_probe();
+
 // The trigger name prefix this instance uses on user tables.
 std::string trigger_name(const std::string& catalog_schema, const std::string& event);
 

@@ -49,7 +49,7 @@ std::string one_statement(Rng& rng, const Table& t) {
 }
 
 std::string one_statement_through(Rng& rng, const Table& t) {
-  switch (uniform(rng, 0, 11)) {
+  switch (uniform(rng, 0, 13)) {
     case 0:
     case 1:
     case 2: {
@@ -83,6 +83,16 @@ std::string one_statement_through(Rng& rng, const Table& t) {
         return fmt::format("DELETE FROM {} WHERE {}", t.name,
                            value_match(rng, pick(rng, t.columns)));
       return fmt::format("DELETE FROM {} WHERE {}", t.name, key_match(rng, t));
+    case 12:  // a MERGE that may change the key (and so move a row between partitions)
+      return fmt::format(
+          "MERGE INTO {0} USING (SELECT 1) __s ON {1} WHEN MATCHED THEN UPDATE SET id = {2}",
+          t.name, key_match(rng, t), random_key_value(rng, t, t.key[0]));
+    case 13:  // a MERGE with every action
+      return fmt::format(
+          "MERGE INTO {0} USING (SELECT 1) __s ON {1} WHEN MATCHED AND {2} THEN DELETE WHEN "
+          "MATCHED THEN UPDATE SET {3} WHEN NOT MATCHED THEN INSERT VALUES {4}",
+          t.name, key_match(rng, t), value_match(rng, pick(rng, t.columns)), set_clause(rng, t),
+          random_row(rng, t));
     default: {
       // A no-op update, or for a numeric only its scale changes (1 -> 1.000).
       const Column& c = pick(rng, t.columns);

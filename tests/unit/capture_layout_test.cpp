@@ -64,4 +64,37 @@ TEST(CaptureLayout, MovedOnlyWhenADropOrRenameChangesTheNamedPlaces) {
   EXPECT_FALSE(layout_moved(t, described({{"id", 1}, {"a", 3}}))) << "already marked stale";
 }
 
+TEST(CaptureLayout, TheMoveGuardIsPartOfTheSignature) {
+  std::vector<compile::PlacedColumn> columns = {{"id", 1}, {"unread", 2}, {"a", 3}};
+  auto t = table_keyed_by_id();
+  auto layout = compile::capture_layout(t, kReads, columns);
+  EXPECT_FALSE(installed_move_guard(installed_on(columns)));
+  EXPECT_EQ(capture_signature(t, kReads, layout, {}), capture_signature(t, kReads, layout))
+      << "no guard: the signature of a table without one";
+  t.installed_signature = capture_signature(t, kReads, layout, {"id"});
+  EXPECT_TRUE(installed_move_guard(t));
+  EXPECT_NE(*t.installed_signature, capture_signature(t, kReads, layout, {"id", "a"}))
+      << "a partition key column more reinstalls the guard";
+  EXPECT_FALSE(layout_moved(t, described(columns))) << "the guard is not the layout";
+}
+
+// The guard's trigger: named so that it matches no per-table trigger
+// pattern and keeps the root's id whole, firing only on the watched columns.
+TEST(CaptureLayout, TheMoveGuardWatchesThePartitionKeyColumns) {
+  auto t = table_keyed_by_id();
+  compile::RingShape ring{std::string(60, 's')};
+  std::string name = compile::move_guard_trigger(t, ring);
+  EXPECT_LE(name.size(), 63u);
+  EXPECT_EQ(name.substr(name.size() - 7), "_move_1");
+  auto sql = compile::compile_move_guard(t, {{"id", true}, {"a b", false}}, {"trellis"});
+  EXPECT_NE(sql.create_trigger.find("BEFORE UPDATE ON \"public\".\"src\" FOR EACH ROW WHEN "
+                                    "(OLD.\"id\" IS DISTINCT FROM NEW.\"id\" OR NOT "
+                                    "pg_catalog.record_image_eq(ROW(OLD.\"a b\"), "
+                                    "ROW(NEW.\"a b\")))"),
+            std::string::npos)
+      << sql.create_trigger;
+  EXPECT_NE(sql.function.find("RETURN NEW;"), std::string::npos) << sql.function;
+  EXPECT_NE(sql.function.find("pg_catalog.to_jsonb(OLD)"), std::string::npos) << sql.function;
+}
+
 }  // namespace trellis::capture

@@ -116,6 +116,12 @@ DROP FUNCTION IF EXISTS "trellis"."capture_1_del"()
 -- drop 8
 DROP FUNCTION IF EXISTS "trellis"."capture_1_trunc"()
 
+-- drop 9
+DROP TRIGGER IF EXISTS "trellis_trellis_move_1" ON "public"."orders"
+
+-- drop 10
+DROP FUNCTION IF EXISTS "trellis"."capture_1_move"()
+
 -- trigger probe
 SELECT count(*) FROM pg_trigger WHERE tgrelid = '"public"."orders"'::regclass AND tgname LIKE 'trellis\_%\_trellis' AND tgenabled = 'A' AND tgfoid IN (to_regprocedure('"trellis"."capture_1_ins"()'), to_regprocedure('"trellis"."capture_1_upd"()'), to_regprocedure('"trellis"."capture_1_del"()'), to_regprocedure('"trellis"."capture_1_trunc"()'))
 
