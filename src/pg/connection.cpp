@@ -196,12 +196,30 @@ std::vector<Result> Connection::pipeline(
       throw err;
     }
   }
-  PQpipelineSync(conn_);
+  // Without its sync, no result ends the loop below: a connection that
+  // cannot take the sync is given up.
+  if (!PQpipelineSync(conn_)) {
+    auto err = error_from_result(conn_, nullptr);
+    broken_ = true;
+    throw err;
+  }
   std::vector<Result> results;
   std::optional<SqlError> failure;
+  // One NULL ends each statement's results; more than that before the sync
+  // means the sync will not come (the connection is lost, or libpq's queue
+  // lost it), and waiting for it would spin forever.
+  std::size_t ends = 0;
   for (;;) {
     PGresult* res = PQgetResult(conn_);
-    if (!res) continue;  // end of one statement's results
+    if (!res) {
+      if (PQstatus(conn_) == CONNECTION_OK && ++ends <= stmts.size()) continue;
+      if (!failure)
+        failure = PQstatus(conn_) == CONNECTION_OK
+                      ? SqlError("", "the pipeline's results ended before its sync")
+                      : error_from_result(conn_, nullptr);
+      broken_ = true;
+      break;
+    }
     auto st = PQresultStatus(res);
     if (st == PGRES_PIPELINE_SYNC) {
       PQclear(res);

@@ -74,7 +74,9 @@ class Connection {
   void exec_script(std::string_view sql);
 
   // Runs the statements back to back in pipeline mode (one round trip), each
-  // with its own parameters; throws the first failure after draining.
+  // with its own parameters; throws the first failure after draining. A
+  // connection lost on the way throws at once and leaves the Connection
+  // unhealthy, never waiting for a sync that cannot come.
   std::vector<Result> pipeline(
       const std::vector<std::pair<std::string, std::vector<Param>>>& stmts);
 

@@ -427,6 +427,37 @@ class Runner {
     }
   }
 
+  // Where the ring and the sessions stand, for a report of a wait that
+  // timed out: the newest segments, the buckets not done, the registered
+  // workers, and what every other session of the database waits on.
+  std::string stall_snapshot() {
+    const char* queries[] = {
+        "SELECT seg, state, fence, sealed_at, drained_at FROM trellis.segments ORDER BY seg DESC "
+        "LIMIT 6",
+        "SELECT seg, bucket, owner_pid, attempts, not_before FROM trellis.buckets WHERE NOT done "
+        "ORDER BY seg, bucket LIMIT 12",
+        "SELECT pid, kind, heartbeat FROM trellis.workers ORDER BY pid",
+        "SELECT pid, application_name, state, wait_event_type, wait_event, now() - xact_start, "
+        "left(regexp_replace(query, '\\s+', ' ', 'g'), 120) FROM pg_stat_activity WHERE datname "
+        "= current_database() AND pid <> pg_backend_pid() ORDER BY pid"};
+    std::string out = "--- stall ---\n";
+    try {
+      auto conn = open_app();
+      for (const char* q : queries) {
+        auto r = conn->exec(q);
+        for (int i = 0; i < r.rows(); ++i) {
+          std::string row;
+          for (int c = 0; c < r.columns(); ++c) row += (c ? " | " : "  ") + r.get(i, c);
+          out += row + "\n";
+        }
+        out += "  --\n";
+      }
+    } catch (const std::exception& e) {
+      out += std::string("  (could not read: ") + e.what() + ")\n";
+    }
+    return out;
+  }
+
   void quiesce() {
     std::string exited = fleet_.reap_exited();
     if (!exited.empty()) throw StepFailure{"a worker process died on its own:\n" + exited};
@@ -436,7 +467,8 @@ class Runner {
       try {
         Token token = api_->watermark_token();
         if (!api_->await_converged(token, kWait))
-          throw StepFailure{fmt::format("not converged within {}s", kWait.count())};
+          throw StepFailure{fmt::format("not converged within {}s (token segment {})\n{}",
+                                        kWait.count(), token.segment, stall_snapshot())};
         break;
       } catch (const Error& e) {
         if (attempt >= 20) throw StepFailure{std::string("token/await: ") + e.what()};

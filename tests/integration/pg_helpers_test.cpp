@@ -1,5 +1,8 @@
 // The small transaction helpers of pg/: the savepoint guard, DDL under a
-// short lock timeout, and the named SQLSTATEs.
+// short lock timeout, the named SQLSTATEs, and a pipeline over a connection
+// whose server went away.
+#include <future>
+
 #include "pg/lock_timeout.hpp"
 #include "pg/sql_error.hpp"
 #include "support/harness.hpp"
@@ -136,6 +139,40 @@ TEST_F(PgHelpers, NamedSqlstates) {
       "CREATE DATABASE " + conn->quote_ident(conn->exec("SELECT current_database()").get(0, 0)))));
   EXPECT_TRUE(pg::is_connection_lost(pg::SqlError("", "server closed the connection")));
   EXPECT_FALSE(pg::is_connection_lost(error_of("SELECT 1 / 0")));
+}
+
+// A pipeline sent over a connection whose backend is gone (the server
+// restarted, or the backend was terminated) fails with the connection lost,
+// at once, however the loss shows: at a send, at the sync, or as a result.
+// It used to wait for a sync that was never sent, spinning forever on the
+// empty results, so a drain thread caught by a restart never came back.
+TEST_F(PgHelpers, APipelineOverALostConnectionFailsInsteadOfWaiting) {
+  for (int statements : {1, 3, 200}) {
+    auto conn = pg::Connection::open(url_);
+    int pid = conn->backend_pid();
+    sql("SELECT pg_terminate_backend(" + std::to_string(pid) + ")");
+    ASSERT_TRUE(eventually(
+        [&] {
+          return query("SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = " +
+                       std::to_string(pid))
+              .get_bool(0, 0);
+        },
+        std::chrono::seconds(10)));
+    std::vector<std::pair<std::string, std::vector<pg::Param>>> stmts;
+    for (int i = 0; i < statements; ++i) stmts.push_back({"SELECT $1::int", {std::to_string(i)}});
+    auto done = std::async(std::launch::async, [&] {
+      try {
+        conn->pipeline(stmts);
+        return std::string("went through");
+      } catch (const pg::SqlError& e) {
+        return std::string(pg::is_connection_lost(e) || !conn->healthy() ? "lost" : e.what());
+      }
+    });
+    ASSERT_EQ(done.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+        << statements << " statements: the pipeline still waits on a lost connection";
+    EXPECT_EQ(done.get(), "lost") << statements << " statements";
+    EXPECT_FALSE(conn->healthy());
+  }
 }
 
 }  // namespace trellis::test
