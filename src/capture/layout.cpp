@@ -36,7 +36,7 @@ std::vector<PlacedColumn> placed_columns(const bind::TableDescription& info) {
 
 std::string capture_signature(const catalog::CapturedTable& t, const std::vector<Column>& reads,
                               const std::vector<PlacedColumn>& layout,
-                              const std::vector<std::string>& moves) {
+                              const std::vector<compile::WatchedColumn>& moves) {
   // "v": the version of the functions' SQL, so that a new version that
   // renders them differently reinstalls them once (3: no pinned
   // search_path, every name qualified).
@@ -44,7 +44,7 @@ std::string capture_signature(const catalog::CapturedTable& t, const std::vector
                       {"key", catalog::columns_to_json(t.key)},
                       {"reads", catalog::columns_to_json(reads)},
                       {"layout", layout_to_json(layout)}};
-  if (!moves.empty()) j["moves"] = moves;
+  for (const auto& c : moves) j["moves"].push_back(c.name);
   return j.dump();
 }
 

@@ -30,7 +30,7 @@ std::vector<compile::PlacedColumn> placed_columns(const bind::TableDescription& 
 std::string capture_signature(const catalog::CapturedTable& table,
                               const std::vector<catalog::Column>& reads,
                               const std::vector<compile::PlacedColumn>& layout,
-                              const std::vector<std::string>& moves = {});
+                              const std::vector<compile::WatchedColumn>& moves = {});
 
 // True when the installed capture (per its stored signature) put a move guard
 // on the table.

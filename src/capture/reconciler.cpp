@@ -85,9 +85,7 @@ bool Reconciler::reconcile(pg::Connection& conn) {
     std::vector<compile::WatchedColumn> moves;
     if (described[i] && described[i]->partitioned())
       moves = move_guard_columns(conn, described[i]->oid);
-    std::vector<std::string> watched;
-    for (const auto& c : moves) watched.push_back(c.name);
-    std::string signature = capture_signature(table, reads, layout, watched);
+    std::string signature = capture_signature(table, reads, layout, moves);
     // A partitioned table's partitions first: the root's install starts
     // builds, which must miss no write made straight into a partition.
     if (described[i] && described[i]->partitioned()) {

@@ -210,10 +210,12 @@ std::string slot_dispatch(const RingShape& ring, const std::string& rows,
 // (the fence relies on that order). An INSERT, UPDATE or DELETE trigger
 // stages rows only from its transition tables, which hold rows the statement
 // wrote, and writing the first of them assigned the xid before the AFTER
-// trigger fired; so only the TRUNCATE body takes it itself (an assignment,
-// not PERFORM, so plpgsql runs it as a simple expression instead of a
-// query). With a `guard`, the rows are `typed` while it holds and `fallback`
-// otherwise.
+// trigger fired; so only the TRUNCATE body and the move guard's (a BEFORE
+// trigger, which may run before the statement wrote anything) take it
+// themselves (an assignment, not PERFORM, so plpgsql runs it as a simple
+// expression instead of a query). With a `guard`, the rows are `typed` while
+// it holds and `fallback` otherwise. The move guard returns the row it was
+// given, so the update goes on; the others run AFTER and return NULL.
 std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
                          const std::string& event, const std::string& guard,
                          const std::string& typed, const std::string& fallback,
@@ -224,14 +226,14 @@ std::string function_sql(const catalog::CapturedTable& t, const RingShape& ring,
   else
     branches = "  IF " + guard + " THEN\n" + slot_dispatch(ring, typed, "    ") + "  ELSE\n" +
                slot_dispatch(ring, fallback, "    ") + "  END IF;\n";
-  bool takes_xid = event == "trunc";
+  bool takes_xid = event == "trunc" || event == "move";
   std::string body = fmt::format(
       "DECLARE s pg_catalog.int8;{}\nBEGIN\n{}"
-      "  s := pg_catalog.pg_sequence_last_value({});\n{}{}  RETURN NULL;\nEND\n",
+      "  s := pg_catalog.pg_sequence_last_value({});\n{}{}  RETURN {};\nEND\n",
       takes_xid ? "\n  x pg_catalog.xid8;" : "",
       takes_xid ? "  x := pg_catalog.pg_current_xact_id();\n" : "",
       literal(qualified(ring.catalog_schema, "active_segment")) + "::pg_catalog.regclass", branches,
-      after);
+      after, event == "move" ? "NEW" : "NULL");
   return fmt::format(
       "CREATE OR REPLACE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS {}",
       function_name(ring, t, event), dollar_quote(body));
@@ -323,10 +325,6 @@ std::string trigger_audit(const catalog::CapturedTable& t, const RingShape& ring
       events, literal(qualified(t.schema, t.name)));
 }
 
-std::string move_guard_function(const catalog::CapturedTable& root, const RingShape& ring) {
-  return qualified(ring.catalog_schema, fmt::format("capture_{}_move", root.id));
-}
-
 }  // namespace
 
 std::string move_guard_trigger(const catalog::CapturedTable& root, const RingShape& ring) {
@@ -339,26 +337,15 @@ std::string move_guard_trigger(const catalog::CapturedTable& root, const RingSha
 
 // The body reads the row through to_jsonb, so a renamed or dropped key
 // column yields a NULL element (staged anyway; the drain skips it and the
-// drift check reports it) and never an error. The xid is taken before the
-// active slot is read, as the TRUNCATE body does: a BEFORE trigger may run
-// before the statement wrote anything.
+// drift check reports it) and never an error.
 MoveGuardSql compile_move_guard(const catalog::CapturedTable& root,
                                 const std::vector<WatchedColumn>& columns, const RingShape& ring) {
   std::string rows = fmt::format(
       "SELECT DISTINCT {}, c.k, {}, 'u' FROM (SELECT {} AS k FROM (VALUES "
       "(pg_catalog.to_jsonb(OLD)), (pg_catalog.to_jsonb(NEW))) __r(__j)) c",
       root.id, key_bucket("c.k", catalog::kRingBuckets), encode_key_from_json(root.key, "__r.__j"));
-  std::string body = fmt::format(
-      "DECLARE s pg_catalog.int8;\n  x pg_catalog.xid8;\nBEGIN\n  x := "
-      "pg_catalog.pg_current_xact_id();\n  s := pg_catalog.pg_sequence_last_value({});\n{}  RETURN "
-      "NEW;\nEND\n",
-      literal(qualified(ring.catalog_schema, "active_segment")) + "::pg_catalog.regclass",
-      slot_dispatch(ring, rows, "  "));
   MoveGuardSql sql;
-  sql.function = fmt::format(
-      "CREATE OR REPLACE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql SECURITY "
-      "DEFINER AS {}",
-      move_guard_function(root, ring), dollar_quote(body));
+  sql.function = function_sql(root, ring, "move", "", rows, "");
   std::string changed = join<WatchedColumn>(columns, " OR ", [](const WatchedColumn& c) {
     std::string name = ident(c.name);
     if (c.builtin_type) return fmt::format("OLD.{0} IS DISTINCT FROM NEW.{0}", name);
@@ -369,7 +356,7 @@ MoveGuardSql compile_move_guard(const catalog::CapturedTable& root,
   sql.create_trigger = fmt::format(
       "DROP TRIGGER IF EXISTS {0} ON {1}; CREATE TRIGGER {0} BEFORE UPDATE ON {1} FOR EACH ROW "
       "WHEN ({2}) EXECUTE FUNCTION {3}(); ALTER TABLE {1} ENABLE ALWAYS TRIGGER {0}",
-      name, table, changed, move_guard_function(root, ring));
+      name, table, changed, function_name(ring, root, "move"));
   return sql;
 }
 
@@ -379,7 +366,7 @@ std::string move_guard_probe(const catalog::CapturedTable& root, const RingShape
       "false) FROM pg_catalog.pg_partition_tree(to_regclass({})) t LEFT JOIN pg_catalog.pg_trigger "
       "g ON g.tgrelid = t.relid AND g.tgname = {} AND g.tgfoid = to_regprocedure({})",
       literal(qualified(root.schema, root.name)), literal(move_guard_trigger(root, ring)),
-      literal(move_guard_function(root, ring) + "()"));
+      literal(function_name(ring, root, "move") + "()"));
 }
 
 std::string partition_key_columns_sql() {
@@ -439,7 +426,7 @@ CaptureObjects capture_objects(const catalog::CapturedTable& t, const RingShape&
   if (!t.node) {  // a root's move guard, if it has one (a partition's is its root's clone)
     o.drop.push_back(fmt::format("DROP TRIGGER IF EXISTS {} ON {}",
                                  ident(move_guard_trigger(t, ring)), qualified(t.schema, t.name)));
-    o.drop.push_back(fmt::format("DROP FUNCTION IF EXISTS {}()", move_guard_function(t, ring)));
+    o.drop.push_back(fmt::format("DROP FUNCTION IF EXISTS {}()", function_name(ring, t, "move")));
   }
   std::string functions;
   for (const auto& event : kEvents)

@@ -71,9 +71,10 @@ TEST(CaptureLayout, TheMoveGuardIsPartOfTheSignature) {
   EXPECT_FALSE(installed_move_guard(installed_on(columns)));
   EXPECT_EQ(capture_signature(t, kReads, layout, {}), capture_signature(t, kReads, layout))
       << "no guard: the signature of a table without one";
-  t.installed_signature = capture_signature(t, kReads, layout, {"id"});
+  t.installed_signature = capture_signature(t, kReads, layout, {{"id", true}});
   EXPECT_TRUE(installed_move_guard(t));
-  EXPECT_NE(*t.installed_signature, capture_signature(t, kReads, layout, {"id", "a"}))
+  EXPECT_NE(*t.installed_signature,
+            capture_signature(t, kReads, layout, {{"id", true}, {"a", true}}))
       << "a partition key column more reinstalls the guard";
   EXPECT_FALSE(layout_moved(t, described(columns))) << "the guard is not the layout";
 }
