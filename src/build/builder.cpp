@@ -7,7 +7,8 @@
 // a fresh state-only aggregate with few groups, folds ranges of the
 // ledger's heap blocks into the groups); meanwhile drains park the
 // transform's keys. An aggregate's ledger has no index until its ranges
-// end (ensure_ledger_indexes). The parked phase moves parked keys into
+// end, and a state-only one no group index unless a build reads by group
+// (ensure_ledger_indexes). The parked phase moves parked keys into
 // the page and re-derives them with the drain's statements; when none are
 // left the transform goes live. Every phase starts behind a fence:
 // no worker transaction that read the phase before may still be open
@@ -58,48 +59,62 @@ bool few_groups_into_empty_target(pg::Connection& conn, const compile::Transform
              .rows() == 0;
 }
 
+// What a path reads the ledger by: what its drain reads (the key, and the
+// group indexes unless the definition is state-only), the group indexes
+// (group ranges), or both (keyset chunks, whose group phases walk the group
+// index and whose keys the drain re-derives).
+enum class LedgerReads { drain, groups, drain_and_groups };
+
 // An aggregate's ledger has no index from its define until its fresh
-// build creates them (TransformSql::LedgerIndexes). Those that are missing
-// are created here, in the caller's transaction, under the ledger's lock
-// (which waits for an index another thread is creating).
+// build creates them (TransformSql::LedgerIndexes). Those `reads` needs
+// that are missing are created here, in the caller's transaction, under the
+// ledger's lock (which waits for an index another thread is creating).
 void create_missing_ledger_indexes(pg::Connection& conn, const compile::TransformSql& sql,
-                                   bool with_key) {
+                                   LedgerReads reads) {
   const auto& ledger = sql.ledger;
-  if (conn.exec(ledger.group_indexes_missing).get_bool(0, 0))
+  bool groups = reads != LedgerReads::drain || ledger.drain_reads_groups;
+  bool key = reads != LedgerReads::groups;
+  if (groups && conn.exec(ledger.group_indexes_missing).get_bool(0, 0))
     for (const auto& ddl : ledger.group_indexes) conn.exec(ddl);
-  if (with_key && conn.exec(ledger.key_missing).get_bool(0, 0)) conn.exec(ledger.key_index);
+  if (key && conn.exec(ledger.key_missing).get_bool(0, 0)) conn.exec(ledger.key_index);
 }
 
-// Before anything that reads the ledger by its indexes or upserts into it:
-// all of them (`with_key`), or the group indexes the group ranges read.
+// Before anything that reads the ledger by its indexes or upserts into it.
 void ensure_ledger_indexes(pg::Connection& conn, const compile::TransformSql& sql,
-                           bool with_key = true) {
-  if (sql.ledger.key_index.empty()) return;
-  if (!conn.exec(sql.ledger.any_missing).get_bool(0, 0)) return;
-  conn.exec(sql.ledger.lock);
-  create_missing_ledger_indexes(conn, sql, with_key);
+                           LedgerReads reads = LedgerReads::drain) {
+  const auto& ledger = sql.ledger;
+  if (ledger.key_index.empty()) return;
+  bool missing = reads != LedgerReads::groups && conn.exec(ledger.drain_missing).get_bool(0, 0);
+  if (!missing && reads != LedgerReads::drain)
+    missing = conn.exec(ledger.group_indexes_missing).get_bool(0, 0);
+  if (!missing) return;
+  conn.exec(ledger.lock);
+  create_missing_ledger_indexes(conn, sql, reads);
 }
 
 // While the groups are written, a thread about to run a group range (or
-// finding every group range claimed) first takes one missing index (the
-// group indexes, or the key) that no other thread has taken, and creates
-// it in a transaction of its own: the two are created at once on two
-// threads, beside the other threads' ranges (which only read the ledger,
-// under a lock CREATE INDEX does not wait for). The phase's end creates
-// what no thread has. True when this thread created one.
+// finding every group range claimed) first takes one missing index the
+// drain reads (the group indexes, or the key) that no other thread has
+// taken, and creates it in a transaction of its own: the two are created
+// at once on two threads, beside the other threads' ranges (which only
+// read the ledger, under a lock CREATE INDEX does not wait for). The
+// phase's end creates what no thread has. True when this thread created
+// one.
 bool create_a_ledger_index_beside_group_ranges(pg::Connection& conn,
                                                const compile::TransformSql& sql) {
   const auto& ledger = sql.ledger;
-  if (ledger.key_index.empty() || !conn.exec(ledger.any_missing).get_bool(0, 0)) return false;
+  if (ledger.key_index.empty() || !conn.exec(ledger.drain_missing).get_bool(0, 0)) return false;
   struct Task {
+    bool needed;
     const std::string& claim;
     const std::string& missing;
     std::vector<std::string> ddl;
   };
-  const Task tasks[] = {
-      {ledger.claim_group_indexes, ledger.group_indexes_missing, ledger.group_indexes},
-      {ledger.claim_key_index, ledger.key_missing, {ledger.key_index}}};
+  const Task tasks[] = {{ledger.drain_reads_groups, ledger.claim_group_indexes,
+                         ledger.group_indexes_missing, ledger.group_indexes},
+                        {true, ledger.claim_key_index, ledger.key_missing, {ledger.key_index}}};
   for (const auto& task : tasks) {
+    if (!task.needed) continue;
     try {
       pg::Transaction txn(conn);
       if (!conn.exec(task.claim).get_bool(0, 0)) continue;    // another thread creates it
@@ -136,7 +151,7 @@ bool is_whole_group_range(const pg::Param& lo, const pg::Param& hi) {
 void index_ledger_before_a_rewrite(pg::Connection& conn, const compile::TransformSql& sql,
                                    const std::string& range_check,
                                    const std::vector<pg::Param>& check) {
-  if (sql.ledger.key_index.empty() || !conn.exec(sql.ledger.any_missing).get_bool(0, 0)) return;
+  if (sql.ledger.key_index.empty() || !conn.exec(sql.ledger.drain_missing).get_bool(0, 0)) return;
   pg::Transaction txn(conn);
   auto state = conn.exec(range_check, check);
   if (state.rows() == 0 || !state.get_bool(0, 0)) return;  // moved on, or a fresh build
@@ -374,7 +389,8 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
     bool rewrite = state.get_bool(0, 0);
     // The parked keys' re-derive (the phase after the group ranges)
     // upserts by the ledger's key. (The group ranges' first claim creates
-    // the group indexes unless the phase folds by heap blocks.)
+    // the group indexes unless the phase folds by heap blocks or takes the
+    // whole ledger; then they are created here only if the drain reads them.)
     try {
       if (claim.phase == catalog::BuildPhase::group_ranges)
         ensure_ledger_indexes(conn, rederiver_.sql(def));
@@ -409,7 +425,7 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
     whole = true;                // (NULL, NULL]: needs no group index, and no bound
   else if (groups && !claim.lo)  // group ranges read the ledger's group index
     try {
-      ensure_ledger_indexes(conn, sql, /*with_key=*/false);
+      ensure_ledger_indexes(conn, sql, LedgerReads::groups);
     } catch (const pg::SqlError& e) {
       if (!conn.healthy() || e.failure_class() == pg::FailureClass::transient) throw;
       throw LedgerIndexFailure{e, "at the start of phase group_ranges"};
@@ -481,7 +497,8 @@ void Builder::run_claimed_range(pg::Connection& conn, const catalog::TransformDe
   try {
     pg::Transaction txn(conn);
     if (conn.exec(ranges_.lock_for_chunks, {id, claim.fence}).rows() == 0) return;
-    ensure_ledger_indexes(conn, sql);  // the drains re-derive keys of the chunks' phases
+    // Group chunks walk the group index; the drains re-derive the chunks' keys.
+    ensure_ledger_indexes(conn, sql, LedgerReads::drain_and_groups);
     conn.exec(ranges_.to_chunks, {id, claim.fence});
     txn.commit();
   } catch (const pg::SqlError& e) {

@@ -239,11 +239,14 @@ std::vector<std::string> create(const TransformDef& d) {
 // The ledger's group index and MIN/MAX indexes, and its key. A define
 // creates the ledger without them: a fresh build's ranges insert into the
 // bare heap; the builder creates the group indexes when the group ranges
-// start (unless they fold), and one thread each creates what is missing
-// beside the group ranges, or any path that needs them creates them first
-// (build/builder.cpp; docs/architecture.md, "Building by ranges"). The key
-// is a unique index: CREATE INDEX takes a lock that the group ranges'
-// reads do not wait for.
+// start (unless they fold or take the whole ledger), and one thread each
+// creates what the drain needs beside the group ranges, or any path that
+// needs them creates them first (build/builder.cpp; docs/architecture.md,
+// "Building by ranges"). A state-only definition's drain does not read by
+// group, so only its builds' group ranges and chunks create its group
+// index (TransformSql::LedgerIndexes::drain_reads_groups). The key is a
+// unique index: CREATE INDEX takes a lock that the group ranges' reads do
+// not wait for.
 std::vector<std::string> ledger_group_indexes(const TransformDef& d) {
   std::vector<std::string> out = {
       fmt::format("CREATE INDEX ON {} (\"__ledger_group\")", ledger(d))};
@@ -877,7 +880,11 @@ TransformSql compile_aggregate(const TransformDef& d) {
       literal(ledger(d)));
   sql.ledger.key_missing = "SELECT " + key_missing;
   sql.ledger.group_indexes_missing = "SELECT " + group_indexes_missing;
-  sql.ledger.any_missing = fmt::format("SELECT ({}) OR ({})", key_missing, group_indexes_missing);
+  sql.ledger.drain_reads_groups = !state_only(d);
+  sql.ledger.drain_missing =
+      sql.ledger.drain_reads_groups
+          ? fmt::format("SELECT ({}) OR ({})", key_missing, group_indexes_missing)
+          : sql.ledger.key_missing;
   sql.ledger.lock = fmt::format("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", ledger(d));
   int64_t task = (kLedgerIndexLockTag << 32) + int64_t{d.id} * 2;
   sql.ledger.claim_group_indexes = fmt::format("SELECT pg_try_advisory_xact_lock({})", task);

@@ -139,19 +139,25 @@ struct TransformSql {
   // An aggregate's ledger is created without its indexes (all empty for
   // 1-1): a fresh build fills the bare heap by ranges; the builder creates
   // group_indexes when the group ranges start (unless they fold), and one
-  // thread each creates what is missing of the group indexes and of the key
-  // beside the group ranges (claim_group_indexes / claim_key_index: a
-  // transaction's advisory try-lock, true for one thread), or any path
-  // that needs them creates them first under `lock` (SHARE ROW EXCLUSIVE:
-  // it waits for an index being created, then asks again).
-  // key_missing / group_indexes_missing / any_missing: one row, true while
-  // the ledger lacks its key / its group index / either.
+  // thread each creates what is missing of the group indexes (when the
+  // drain reads them) and of the key beside the group ranges (claim_group_indexes /
+  // claim_key_index: a transaction's advisory try-lock, true for one thread), or any path that
+  // needs them creates them first under `lock` (SHARE ROW EXCLUSIVE: it waits for an index being
+  // created, then asks again). key_missing / group_indexes_missing: one row, true while the ledger
+  // lacks its key / its group index. A state-only definition's drain never
+  // reads the ledger by group (drain_reads_groups false): its group index is
+  // created only where a build reads by group (group ranges over many
+  // entries, keyset chunks of a group phase), so its drains and fresh
+  // builds do not maintain one. drain_missing: true while the ledger lacks
+  // an index its drain reads (the key, and the group indexes when
+  // drain_reads_groups).
   struct LedgerIndexes {
     std::vector<std::string> group_indexes;
     std::string key_index;
     std::string key_missing;
     std::string group_indexes_missing;
-    std::string any_missing;
+    bool drain_reads_groups = true;
+    std::string drain_missing;
     std::string lock;
     std::string claim_group_indexes;
     std::string claim_key_index;
