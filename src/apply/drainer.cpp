@@ -115,18 +115,23 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
   page.tables = pg::parse_int_array(fill.get(0, 2));
   page.tables.insert(truncated.begin(), truncated.end());
   if (page.tables.empty()) return page;
-  std::vector<Statement> all_keys;
+  // Keys a TRUNCATE adds go in as whole keys for every transform, before
+  // any mapping: a key is added once, so one a mapping added first would
+  // stay reached only through that transform's joins (kWholeRootsTable),
+  // and a transform over a truncated table that fans out would re-derive
+  // only its pairs.
+  std::vector<Statement> whole_keys, mapped_keys;
   for (const auto& d : store_.active_readers(conn, page.tables)) {
     page.feeds = page.feeds || d.feeds_downstream;
     const auto& sql = rederiver_.sql(d);
     auto ids = d.table_ids();
     if (std::any_of(ids.begin(), ids.end(), [&](int id) { return truncated.count(id) > 0; }))
-      all_keys.push_back({sql.page_all_held_keys, {}});
+      whole_keys.push_back({sql.page_all_held_keys, {}});
     if (std::any_of(d.joins.begin(), d.joins.end(),
                     [&](const catalog::JoinDef& j) { return truncated.count(j.table_id) > 0; }))
-      all_keys.push_back({sql.page_all_source_keys, {}});
+      whole_keys.push_back({sql.page_all_source_keys, {}});
     for (const auto& map : sql.map_joined_keys)
-      if (page.tables.count(map.table_id)) all_keys.push_back({map.sql, {}});
+      if (page.tables.count(map.table_id)) mapped_keys.push_back({map.sql, {}});
     TransformWork w{d.id, d.target_name(), d.source_table_id, {}, std::nullopt};
     if (d.parks_changes) {  // its build re-derives the keys after its last range
       pg::Param fanning;
@@ -140,6 +145,8 @@ std::optional<Drainer::Page> Drainer::fill_page(pg::Connection& conn, const Clai
     if (d.shape == catalog::Shape::one_to_one) w.one_to_one = d;
     page.work.push_back(std::move(w));
   }
+  std::vector<Statement> all_keys = std::move(whole_keys);
+  all_keys.insert(all_keys.end(), mapped_keys.begin(), mapped_keys.end());
   if (all_keys.empty()) return page;
   int64_t added = 0;
   for (const auto& r : conn.pipeline(all_keys)) added += r.affected();
