@@ -132,14 +132,16 @@ bool create_a_ledger_index_beside_group_ranges(pg::Connection& conn,
   return false;
 }
 
-// The first claim of a group_ranges phase (not one that folds) takes the
-// whole ledger as one range when its entries (the rows the source ranges
-// wrote) are few enough for one statement (compile::kWholeGroupRangeRanges).
-bool whole_ledger_is_one_group_range(int64_t rows_built, int range_rows) {
-  return rows_built <= int64_t{compile::kWholeGroupRangeRanges} * range_rows;
+// A group_ranges phase (not one that folds) splits its ledger into a part
+// per drain thread, each read by its heap, when its entries (the rows the
+// source ranges wrote) are few enough for one statement
+// (compile::kSplitLedgerMaxRanges ranges' worth).
+bool ledger_is_split_into_parts(int64_t rows_built, int range_rows) {
+  return rows_built <= int64_t{compile::kSplitLedgerMaxRanges} * range_rows;
 }
 
-// A group range with no bound at either end: the whole ledger.
+// A group range with no bound at either end: the whole ledger (a split
+// into one part, or a claim taken over from an earlier build).
 bool is_whole_group_range(const pg::Param& lo, const pg::Param& hi) {
   return !lo && !hi;
 }
@@ -415,25 +417,27 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
   bool groups = claim.phase == catalog::BuildPhase::group_ranges;
   const std::string* bound_sql = groups ? &sql.group_range_bound : &sql.source_chunk_bound;
   // A phase folds by heap blocks or goes by group ranges throughout: its
-  // first claim decides, and the cursors it leaves say which.
-  bool whole = false;
+  // first claim decides, and the cursors it leaves say which. A ledger of
+  // few enough entries (the rows the source ranges wrote, which the group
+  // ranges leave as they are) is split into a part per thread at every
+  // claim: no group index, no bound read from one.
+  std::string per_range = std::to_string(config_.range_rows);
   if (groups && !sql.fold_range_bound.empty() &&
       (claim.lo ? is_fold_cursor(*claim.lo) : few_groups_into_empty_target(conn, sql)))
     bound_sql = &sql.fold_range_bound;
-  else if (groups && !claim.lo &&
-           whole_ledger_is_one_group_range(frontier.get_int(0, 8), config_.range_rows))
-    whole = true;                // (NULL, NULL]: needs no group index, and no bound
-  else if (groups && !claim.lo)  // group ranges read the ledger's group index
+  else if (groups && ledger_is_split_into_parts(frontier.get_int(0, 8), config_.range_rows)) {
+    bound_sql = &sql.group_split_bound;
+    per_range = std::to_string(config_.threads);
+    claim.ledger_part = true;
+  } else if (groups && !claim.lo)  // group ranges read the ledger's group index
     try {
       ensure_ledger_indexes(conn, sql, LedgerReads::groups);
     } catch (const pg::SqlError& e) {
       if (!conn.healthy() || e.failure_class() == pg::FailureClass::transient) throw;
       throw LedgerIndexFailure{e, "at the start of phase group_ranges"};
     }
-  if (!whole) {
-    auto bound = conn.exec(*bound_sql, {claim.lo, std::to_string(config_.range_rows)});
-    claim.hi = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
-  }
+  auto bound = conn.exec(*bound_sql, {claim.lo, per_range});
+  claim.hi = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
   conn.exec(ranges_.add_claim, {id, claim.fence, std::to_string(claim.seq), claim.lo, claim.hi});
   txn.commit();
   return {std::move(claim), false};
@@ -448,9 +452,9 @@ void Builder::run_claimed_range(pg::Connection& conn, const catalog::TransformDe
   bool by_chunks = false;
   std::vector<pg::Param> check = {id, std::to_string(def.version), claim.fence,
                                   std::string(catalog::name(claim.phase))};
-  // The whole ledger's range starts at once; the other threads create the
-  // indexes meanwhile.
-  bool whole = groups && is_whole_group_range(claim.lo, claim.hi);
+  // A part of a split ledger starts at once; a thread that finds every
+  // part claimed creates the indexes meanwhile.
+  bool whole = groups && (claim.ledger_part || is_whole_group_range(claim.lo, claim.hi));
   if (groups && !whole) create_a_ledger_index_beside_group_ranges(conn, sql);
   try {
     if (!groups) index_ledger_before_a_rewrite(conn, sql, ranges_.range_check, check);
@@ -469,7 +473,7 @@ void Builder::run_claimed_range(pg::Connection& conn, const catalog::TransformDe
       if (groups && fold)  // into a target that was empty when the phase began
         conn.exec(sql.fold_range_insert, {claim.lo, claim.hi});
       else if (groups) {
-        if (whole) conn.exec(compile::kWholeGroupRangeMemory);
+        if (whole) conn.exec(compile::kLedgerPartMemory);
         conn.exec(rewrite ? sql.group_range_rewrite : sql.group_range_insert, {claim.lo, claim.hi});
       } else if (rewrite)
         rows = conn.exec(sql.range_rewrite, {claim.lo, claim.hi}).get_int(0, 0);

@@ -30,6 +30,9 @@ struct BuildConfig {
   int chunk_rows = 5000;      // keys per keyset chunk (I8)
   int range_rows = 50000;     // source rows per range statement
   int discharge_keys = 5000;  // parked keys re-derived per transaction
+  // This process's drain threads: a ledger whose groups are written without
+  // its group index is split into this many parts, one per thread.
+  int threads = 1;
 };
 
 class Builder {
@@ -79,6 +82,9 @@ class Builder {
     catalog::BuildPhase phase = catalog::BuildPhase::ranges;
     int seq = 0;
     pg::Param lo, hi;  // (lo, hi]; nothing: an open end
+    // A group range that is a part of a ledger split by a sample of its
+    // groups (compile::TransformSql::group_split_bound), read by its heap.
+    bool ledger_part = false;
   };
   struct RangeClaimResult {
     std::optional<RangeClaim> range;    // the claim taken, committed

@@ -803,16 +803,37 @@ std::string group_fold_check(const TransformDef& d) {
   return fmt::format("SELECT NOT EXISTS (SELECT 1 FROM {})", target(d));
 }
 
-// Before the ledger has its group index (a fresh build), the groups of a
-// sample of about kFoldSampleEntries entries, by whole heap blocks: the
-// choice between folding and group ranges only costs time, so a sample
-// that misses rare groups is no error.
-std::string group_fold_sample(const TransformDef& d) {
+// The groups of about `entries` of the ledger's present entries, by whole
+// heap blocks, the same blocks at every call while the ledger does not
+// change.
+std::string ledger_sample(const TransformDef& d, int entries) {
   return fmt::format(
-      "SELECT count(DISTINCT \"__ledger_group\") FROM {0} TABLESAMPLE SYSTEM (least(100, {1} * "
-      "100.0 / greatest(1, pg_relation_size({2}::regclass) / current_setting('block_size')::bigint "
-      "* {3}))) WHERE \"__present\"",
-      ledger(d), kFoldSampleEntries, literal(ledger(d)), kFoldEntriesPerBlock);
+      "SELECT \"__ledger_group\" FROM {0} TABLESAMPLE SYSTEM (least(100, {1} * 100.0 / "
+      "greatest(1, pg_relation_size({2}::regclass) / current_setting('block_size')::bigint * "
+      "{3}))) REPEATABLE (0) WHERE \"__present\"",
+      ledger(d), entries, literal(ledger(d)), kFoldEntriesPerBlock);
+}
+
+// Before the ledger has its group index (a fresh build), the groups of a
+// sample: the choice between folding and group ranges only costs time, so
+// a sample that misses rare groups is no error.
+std::string group_fold_sample(const TransformDef& d) {
+  return fmt::format("SELECT count(DISTINCT \"__ledger_group\") FROM ({}) __s",
+                     ledger_sample(d, kFoldSampleEntries));
+}
+
+// The parts' bounds are the last group of each of $2 equal tiles of the
+// sample in group order (but the last tile's): parts of about equal
+// entries. Each call takes the first bound above the cursor, so the parts
+// partition the groups whatever the bounds are (a sample that differs
+// between calls only makes the parts unequal).
+std::string group_split_bound(const TransformDef& d) {
+  return fmt::format(
+      "SELECT {0} FROM (SELECT min(__q.b) AS b FROM (SELECT max(__t.g) AS b FROM (SELECT "
+      "\"__ledger_group\" AS g, ntile($2::int) OVER (ORDER BY \"__ledger_group\") AS tile FROM "
+      "({1}) __s) __t GROUP BY __t.tile HAVING __t.tile < $2::int) __q WHERE $1::text[] IS NULL "
+      "OR __q.b > {2}) __m WHERE __m.b IS NOT NULL",
+      group_cursor(d, "__m.b"), ledger_sample(d, kSplitSampleEntries), group_param(d, "$1"));
 }
 
 std::string fold_range_bound(const TransformDef& d) {
@@ -927,6 +948,7 @@ TransformSql compile_aggregate(const TransformDef& d) {
   sql.group_range_bound = group_range_bound(d);
   sql.group_range_insert = group_range_insert(d);
   sql.group_range_rewrite = group_range_rewrite(d);
+  sql.group_split_bound = group_split_bound(d);
   if (state_only(d) && d.compare_group_text) {
     sql.group_fold_check = group_fold_check(d);
     sql.group_fold_sample = group_fold_sample(d);

@@ -20,21 +20,25 @@ inline constexpr const char* kGroupsTable = "pg_temp.trellis_groups";
 // into the groups by heap blocks (TransformSql::fold_range_insert).
 inline constexpr int kFoldMaxGroups = 1000;
 // A group_ranges phase whose ledger holds at most this many ranges' worth
-// of entries (build_range_rows each: 1M at the default) is one group
-// range: one GROUP BY over the whole ledger's heap, which reads no group
-// index and computes no range bound, about a second of work here, while
-// the other threads create the ledger's indexes (docs/architecture.md,
-// "Building by ranges", step 3).
-inline constexpr int kWholeGroupRangeRanges = 20;
-// Set in that range's transaction: the memory its hash aggregate may use
+// of entries (build_range_rows each: 1M at the default) splits it into a
+// part per drain thread by a sample of its groups (group_split_bound):
+// each part one GROUP BY over the ledger's heap, which reads no group index
+// and computes no bound from one, half a second of work or so here; a
+// thread that finds every part claimed creates the ledger's indexes
+// meanwhile (docs/architecture.md, "Building by ranges", step 3).
+inline constexpr int kSplitLedgerMaxRanges = 20;
+// Set in a part's transaction: the memory its hash aggregate may use
 // before it spills (twice work_mem; 100,000 groups of a COUNT and a SUM
 // with their hidden state take ~66 MB).
-inline constexpr const char* kWholeGroupRangeMemory = "SET LOCAL work_mem = '64MB'";
+inline constexpr const char* kLedgerPartMemory = "SET LOCAL work_mem = '64MB'";
 // Ledger entries a fold range counts per heap block (ledger rows are
 // narrow: ~100 to a page), to size a range of `build_range_rows` entries.
 inline constexpr int kFoldEntriesPerBlock = 100;
 // Entries whose groups group_fold_sample counts.
 inline constexpr int kFoldSampleEntries = 30000;
+// Entries whose groups group_split_bound splits: parts need only be about
+// equal (~5 ms here, where 30,000 entries took ~50 ms at every claim).
+inline constexpr int kSplitSampleEntries = 5000;
 // Which page keys a transform re-derives whole (join_sql.hpp, "pairs"): a
 // key put in the page directly (`mapped` NULL: a source row's change, a
 // build chunk, a released or parked key) is whole for every transform; a
@@ -120,6 +124,13 @@ struct TransformSql {
   std::string group_range_bound;
   std::string group_range_insert;
   std::string group_range_rewrite;
+  // A ledger of at most kSplitLedgerMaxRanges ranges' worth of entries is
+  // split into parts without reading an index: group_split_bound, $1 =
+  // cursor (an encoded group or NULL), $2 = parts -> the smallest of the
+  // $2-quantiles of a repeatable sample of the ledger's groups above $1, or
+  // NULL for the last part (the whole ledger when $2 is 1). Each part is a
+  // group range of group_range_insert / group_range_rewrite over the heap.
+  std::string group_split_bound;
   // A definition whose every field comes from the running state (COUNT,
   // SUM, AVG) may fold the ledger into its groups by block ranges of the
   // ledger's heap instead, when it has few groups (empty otherwise; see

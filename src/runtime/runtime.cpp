@@ -240,6 +240,7 @@ void Runtime::drain_loop(int index) {
   apply::Drainer drainer(store, drain_config);
   build::BuildConfig build_config;
   build_config.range_rows = std::max(1, options_.build_range_rows);
+  build_config.threads = drain_config.threads;
   build::Builder builder(store, build_config);
   audit::SelfCheckRunner audits(store, options_.self_check_page_rows);
   std::unique_ptr<pg::Connection> conn;

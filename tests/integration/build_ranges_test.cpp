@@ -57,6 +57,13 @@ class BuildRanges : public TrellisTest {
     return t;
   }
 
+  // Trellis statements waiting on an advisory lock (the gate).
+  int64_t gate_waits() {
+    return count(
+        "SELECT count(*) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid AND NOT "
+        "l.granted AND l.locktype = 'advisory' WHERE a.application_name = 'trellis'");
+  }
+
   int64_t claims(const std::string& where) {
     return count("SELECT count(*) FROM trellis.range_claims WHERE " + where);
   }
@@ -141,6 +148,19 @@ class BuildRanges : public TrellisTest {
       found += d.kind + " " + d.key + " " + d.column + " " + d.persisted.value_or("NULL") + " / " +
                d.recomputed.value_or("NULL") + "\n";
     EXPECT_EQ(job.report->outcome, "converged") << job.report->detail << "\n" << found;
+  }
+
+  // Kills the worker process inside its range, opens the gate and lets a
+  // fresh process (one drain thread) finish the build: live, exact, audited.
+  void kill_and_expect_a_fresh_worker_to_finish(ChildGuard& child, pg::Connection& gate,
+                                                const Options& fresh_options) {
+    child.kill_now();
+    release(gate, kRangeGate);
+    auto fresh = Trellis::connect(fresh_options);
+    await_status(*fresh, "dst", "live");
+    await_converged(*fresh);
+    expect_oracle("dst");
+    expect_audit_converged(*fresh);
   }
 
   bool await_parked(int64_t keys) {
@@ -592,7 +612,7 @@ TEST_F(BuildRanges, AFewGroupsStateOnlyAggregateFoldsItsLedgerByHeapBlocks) {
 // fresh build's ledger has no group index when the phase starts, so the
 // choice is made from a sample of its heap, and it goes by group ranges.
 // Its 3,000 entries are more than 20 ranges of 100 hold
-// (compile::kWholeGroupRangeRanges), so the ranges are bounded by the
+// (compile::kSplitLedgerMaxRanges), so the ranges are bounded by the
 // group index: several claims, the first one's upper bound a group. That
 // read creates the group index, which its drain does not need.
 TEST_F(BuildRanges, AManyGroupsStateOnlyAggregateWritesItsGroupsByRanges) {
@@ -608,32 +628,64 @@ TEST_F(BuildRanges, AManyGroupsStateOnlyAggregateWritesItsGroupsByRanges) {
 }
 
 // A ledger of at most 20 ranges' worth of entries (here 1,800, ranges of
-// 100) gets its groups from one range, the whole ledger's, computed by
-// one GROUP BY over its heap: one claim, bounded at neither end, taken
-// before the ledger has any index. While it runs (held open by the gate
-// its SUM reads), the other drain thread creates the ledger's key index,
-// and no group index: the definition's drain does not read one. Then the
-// groups, their hidden state and the oracle agree, and a rebuild over the
-// live target is one whole range too.
-TEST_F(BuildRanges, AFewEntriesAggregateWritesItsGroupsInOneRangeBesideItsIndexes) {
+// 100) is split into a part per drain thread by a sample of its groups,
+// each part one GROUP BY over the ledger's heap: two claims, the first
+// bounded above by a group and below by nothing, the second from that group
+// to the end, both taken before the ledger has any index and run at once
+// (each waits on the gate its SUM reads). No group index is created: the
+// definition's drain does not read one. Then the groups, their hidden state
+// and the oracle agree, and a rebuild over the live target splits again.
+TEST_F(BuildRanges, AFewEntriesAggregateSplitsItsLedgerIntoAPartPerThread) {
   create_source(1800, 1500);
   std::unique_ptr<pg::Connection> gate;
   auto t = define_fold_held_in_its_group_phase(gate);
-  EXPECT_EQ(claims("true"), 1);
-  EXPECT_EQ(claims("lo IS NULL AND hi IS NULL AND NOT done"), 1);
-  EXPECT_TRUE(eventually([&] { return ledger_indexes() == 1; }, std::chrono::seconds(30)));
-  EXPECT_EQ(ledger_group_indexes(), 0);
+  EXPECT_TRUE(eventually([&] { return gate_waits() == 2; }, std::chrono::seconds(30)));
+  EXPECT_EQ(claims("NOT done"), 2);
+  EXPECT_EQ(claims("lo IS NULL AND hi IS NOT NULL"), 1);
+  EXPECT_EQ(count("SELECT count(*) FROM trellis.range_claims a JOIN trellis.range_claims b ON "
+                  "b.lo = a.hi WHERE a.lo IS NULL AND b.hi IS NULL"),
+            1);
+  EXPECT_EQ(ledger_indexes(), 0);
   EXPECT_EQ(phase(), "group_ranges");
   release_and_expect_live_and_exact(gate, *t);
   expect_audit_converged(*t);
+  EXPECT_EQ(ledger_indexes(), 1);
+  EXPECT_EQ(ledger_group_indexes(), 0);
   rebuild_after_changes_and_expect_exact(*t);
   EXPECT_EQ(ledger_indexes(), 1);
 }
 
-// A worker killed inside the whole ledger's group range (held open by the
-// gate its SUM reads): the range rolls back with its claim, the next
-// process takes the claim over and reruns it whole, and every group and
-// its hidden state equal the ledger's.
+// The thread whose part is done first finds every part claimed and creates
+// the ledger's key index beside the other part: here the gate holds only
+// the part that holds group 7 (its SUM waits on group 7's first entry),
+// so the other part commits, and the key index is there while group 7's
+// part still waits. Then the build goes live, exact.
+TEST_F(BuildRanges, AThreadWhosePartIsDoneIndexesTheLedgerBesideTheOtherPart) {
+  create_source(1800, 1500);
+  sql("CREATE FUNCTION gate_in(x int, g int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN "
+      "IF g = 7 THEN PERFORM set_config('lock_timeout', '0', true); PERFORM "
+      "pg_advisory_xact_lock_shared(" +
+      std::to_string(kRangeGate) + "); END IF; RETURN x; END $$");
+  auto gate = hold(kRangeGate);
+  auto t = Trellis::connect(small_ranges(2));
+  t->apply(
+      "TRANSFORM dst FROM src GROUP BY grp SELECT SUM(public.gate_in(v, grp)) AS total, COUNT(*) "
+      "AS n, AVG(v) AS mean");
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  EXPECT_TRUE(eventually([&] { return claims("done") == 1; }, std::chrono::seconds(30)));
+  EXPECT_TRUE(eventually([&] { return ledger_indexes() == 1; }, std::chrono::seconds(30)));
+  EXPECT_EQ(claims("NOT done"), 1);
+  EXPECT_EQ(gate_waits(), 1);
+  EXPECT_EQ(phase(), "group_ranges");
+  release_and_expect_live_and_exact(gate, *t);
+  EXPECT_EQ(ledger_indexes(), 1);
+}
+
+// A worker with one drain thread splits its ledger into one part, the
+// whole ledger. Killed inside that range (held open by the gate its SUM
+// reads): the range rolls back with its claim, the next process takes the
+// claim over and reruns it whole, and every group and its hidden state
+// equal the ledger's.
 TEST_F(BuildRanges, AWorkerKilledInsideTheWholeLedgersRangeLosesNothing) {
   create_source(1800, 1500);
   auto gate = hold(kRangeGate);
@@ -642,13 +694,24 @@ TEST_F(BuildRanges, AWorkerKilledInsideTheWholeLedgersRangeLosesNothing) {
   EXPECT_EQ(phase(), "group_ranges");
   EXPECT_EQ(claims("lo IS NULL AND hi IS NULL AND NOT done"), 1);
   EXPECT_EQ(count("SELECT count(*) FROM dst"), 0);
-  child.kill_now();
-  release(*gate, kRangeGate);
-  auto fresh = Trellis::connect(small_ranges(1, /*staging=*/false));
-  await_status(*fresh, "dst", "live");
-  await_converged(*fresh);
-  expect_oracle("dst");
-  expect_audit_converged(*fresh);
+  kill_and_expect_a_fresh_worker_to_finish(child, *gate, small_ranges(1, /*staging=*/false));
+}
+
+// A worker with two drain threads killed while both parts of its ledger
+// run (each held open by the gate its SUM reads): both roll back with their
+// claims, a process with one thread takes both over, and every group is
+// written once, exact.
+TEST_F(BuildRanges, AWorkerKilledInsideBothPartsOfItsLedgerLosesNothing) {
+  create_source(1800, 1500);
+  auto gate = hold(kRangeGate);
+  ChildGuard child{fork_worker_process(small_ranges(2, /*staging=*/false))};
+  ASSERT_GT(child.pid, 0);
+  auto staging = start(0);
+  staging->apply(kDefineFold);
+  ASSERT_TRUE(eventually([&] { return gate_waits() == 2; }, std::chrono::seconds(30)));
+  EXPECT_EQ(phase(), "group_ranges");
+  EXPECT_EQ(claims("NOT done"), 2);
+  kill_and_expect_a_fresh_worker_to_finish(child, *gate, small_ranges(1, /*staging=*/false));
 }
 
 // A worker killed inside a fold range, after earlier ranges were folded:
@@ -692,12 +755,7 @@ TEST_F(BuildRanges, RangesRunOnEveryDrainThreadAtOnce) {
   auto gate = hold(kRangeGate);
   auto t = Trellis::connect(small_ranges(2));
   t->apply(kDefine);
-  auto waiting = [&] {
-    return count(
-        "SELECT count(*) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid AND NOT "
-        "l.granted AND l.locktype = 'advisory' WHERE a.application_name = 'trellis'");
-  };
-  ASSERT_TRUE(eventually([&] { return waiting() == 2; }, std::chrono::seconds(30)));
+  ASSERT_TRUE(eventually([&] { return gate_waits() == 2; }, std::chrono::seconds(30)));
   EXPECT_EQ(count("SELECT count(*) FROM trellis.range_claims WHERE NOT done AND owner_pid IN "
                   "(SELECT l.pid FROM pg_locks l WHERE NOT l.granted AND l.locktype = "
                   "'advisory')"),

@@ -74,7 +74,9 @@ std::string render(const catalog::TransformDef& def) {
   section(out, "group range bound", sql.group_range_bound);
   section(out, "group range insert", sql.group_range_insert);
   section(out, "group range rewrite", sql.group_range_rewrite);
+  section(out, "group split bound", sql.group_split_bound);
   section(out, "group fold check", sql.group_fold_check);
+  section(out, "group fold sample", sql.group_fold_sample);
   section(out, "fold range bound", sql.fold_range_bound);
   section(out, "fold range insert", sql.fold_range_insert);
   sections(out, "group step", sql.group_steps);

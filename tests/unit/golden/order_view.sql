@@ -64,7 +64,13 @@ WITH __trellis_src AS MATERIALIZED (SELECT "orders"."id" AS "id", (customer_id) 
 -- group range rewrite
 (none)
 
+-- group split bound
+(none)
+
 -- group fold check
+(none)
+
+-- group fold sample
 (none)
 
 -- fold range bound
