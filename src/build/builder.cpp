@@ -377,6 +377,11 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
     claim.seq = static_cast<int>(taken.get_int(0, 0));
     claim.lo = taken.get_opt(0, 1);
     claim.hi = taken.get_opt(0, 2);
+    // A part of a split ledger is rerun as its first claimant ran it.
+    claim.ledger_part = claim.phase == catalog::BuildPhase::group_ranges &&
+                        !(claim.lo && is_fold_cursor(*claim.lo)) &&
+                        !(claim.hi && is_fold_cursor(*claim.hi)) &&
+                        ledger_is_split_into_parts(frontier.get_int(0, 8), config_.range_rows);
     txn.commit();
     return {std::move(claim), false};
   }
