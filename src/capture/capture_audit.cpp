@@ -68,9 +68,18 @@ void trigger_faults(const pg::Result& r, int row, const std::string& table,
 
 std::vector<CaptureFault> audit_capture(pg::Connection& conn, catalog::Store& store,
                                         const compile::RingShape& ring,
-                                        const catalog::TransformDef& def) {
+                                        const catalog::TransformDef& def,
+                                        const std::function<void()>& after_tables_read) {
   std::vector<CaptureFault> out;
-  for (const auto& table : store.captured_tables(conn)) {
+  // Every read in one snapshot: capture reinstalled (a reader paused, so
+  // capture reads fewer columns) between reading a table's recorded digest
+  // and reading its functions would otherwise look like a function replaced
+  // outside Trellis. The reinstall commits its functions and their digest
+  // together, so one snapshot sees both before it or both after it.
+  pg::Transaction snapshot(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+  auto tables = store.captured_tables(conn);
+  if (after_tables_read) after_tables_read();
+  for (const auto& table : tables) {
     if (!def.reads_table(table.id)) continue;
     std::string name = table.schema + "." + table.name;
     if (!table.installed_signature) {
@@ -103,6 +112,7 @@ std::vector<CaptureFault> audit_capture(pg::Connection& conn, catalog::Store& st
     if (out.size() > before) continue;
     if (auto drift = table_drift(conn, table, info, objects)) out.push_back({name, drift->error});
   }
+  snapshot.commit();
   return out;
 }
 

@@ -8,6 +8,7 @@
 // function, hierarchy, row-level security, subscription, key). Read only.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,13 @@ struct CaptureFault {
   std::string detail;  // a sentence naming the object and the fix
 };
 
-// The faults of capture on the tables `def` reads; empty when sound.
+// The faults of capture on the tables `def` reads; empty when sound. Read
+// in one REPEATABLE READ snapshot of its own (so `conn` must not be in a
+// transaction). `after_tables_read` is a test seam: it runs once the
+// captured tables are read, before anything else is.
 std::vector<CaptureFault> audit_capture(pg::Connection& conn, catalog::Store& store,
                                         const compile::RingShape& ring,
-                                        const catalog::TransformDef& def);
+                                        const catalog::TransformDef& def,
+                                        const std::function<void()>& after_tables_read = {});
 
 }  // namespace trellis::capture

@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "capture/capture_audit.hpp"
+#include "capture/reconciler.hpp"
+#include "catalog/store.hpp"
 #include "support/harness.hpp"
 
 namespace trellis::test {
@@ -176,6 +179,43 @@ TEST_F(SelfCheck, CaptureFaultsAreReportedAndNothingElseIsCompared) {
   EXPECT_EQ(r.status, "paused");
   EXPECT_TRUE(r.divergences.empty());
   EXPECT_FALSE(r.checked_through.has_value());
+}
+
+// A reader paused while the capture audit reads: the reconcile pass that
+// follows reinstalls capture on the table for fewer columns, committing
+// the new functions and their digest after the audit read the digest. Read
+// in two snapshots, the audit took the new functions for ones replaced
+// outside Trellis (a self-check diverged with a `capture` finding under
+// the generative suite); in one snapshot it sees the earlier install whole.
+// The pass runs at the audit's seam, after it read the captured tables.
+TEST_F(SelfCheck, CaptureReinstalledWhileTheAuditReadsIsNoFault) {
+  auto api = start(0, false);  // no workers: every reconcile below is explicit
+  api->apply("TRANSFORM sc_view FROM sc_src SELECT v AS v");
+  api->apply("TRANSFORM sc_notes FROM sc_src SELECT note AS note");
+  catalog::Store store("trellis");
+  capture::Reconciler reconciler(store, {"trellis"});
+  auto reconcile = [&] {
+    auto conn = pg::Connection::open(url_);
+    reconciler.reconcile(*conn);
+  };
+  auto digest = [&] {
+    return query(
+               "SELECT installed_digest FROM trellis.captured_tables WHERE table_name = "
+               "'sc_src'")
+        .get(0, 0);
+  };
+  reconcile();  // capture reads id, v and note
+  std::string installed = digest();
+  api->apply("PAUSE TRANSFORM sc_notes");
+  auto conn = pg::Connection::open(url_);
+  auto def = store.transform(*conn, "public", "sc_view");
+  ASSERT_TRUE(def.has_value());
+  auto faults = capture::audit_capture(*conn, store, {"trellis"}, *def, reconcile);
+  EXPECT_NE(digest(), installed) << "the pass at the seam reinstalled capture without note";
+  std::string found;
+  for (const auto& f : faults) found += f.table + ": " + f.detail + "\n";
+  EXPECT_TRUE(faults.empty()) << found;
+  EXPECT_TRUE(capture::audit_capture(*conn, store, {"trellis"}, *def).empty());
 }
 
 TEST_F(SelfCheck, ACleanTargetUnderConcurrentWritesIsConverged) {
