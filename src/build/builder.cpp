@@ -426,13 +426,13 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
   // few enough entries (the rows the source ranges wrote, which the group
   // ranges leave as they are) is split into a part per thread at every
   // claim: no group index, no bound read from one.
-  std::string per_range = std::to_string(config_.range_rows);
+  std::string bound_size = std::to_string(config_.range_rows);  // $2: entries, or parts
   if (groups && !sql.fold_range_bound.empty() &&
       (claim.lo ? is_fold_cursor(*claim.lo) : few_groups_into_empty_target(conn, sql)))
     bound_sql = &sql.fold_range_bound;
   else if (groups && ledger_is_split_into_parts(frontier.get_int(0, 8), config_.range_rows)) {
     bound_sql = &sql.group_split_bound;
-    per_range = std::to_string(config_.threads);
+    bound_size = std::to_string(config_.threads);
     claim.ledger_part = true;
   } else if (groups && !claim.lo)  // group ranges read the ledger's group index
     try {
@@ -441,7 +441,7 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
       if (!conn.healthy() || e.failure_class() == pg::FailureClass::transient) throw;
       throw LedgerIndexFailure{e, "at the start of phase group_ranges"};
     }
-  auto bound = conn.exec(*bound_sql, {claim.lo, per_range});
+  auto bound = conn.exec(*bound_sql, {claim.lo, bound_size});
   claim.hi = bound.rows() ? bound.get_opt(0, 0) : std::nullopt;
   conn.exec(ranges_.add_claim, {id, claim.fence, std::to_string(claim.seq), claim.lo, claim.hi});
   txn.commit();
