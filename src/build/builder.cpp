@@ -134,10 +134,15 @@ bool create_a_ledger_index_beside_group_ranges(pg::Connection& conn,
 
 // A group_ranges phase (not one that folds) splits its ledger into a part
 // per drain thread, each read by its heap, when its entries (the rows the
-// source ranges wrote) are few enough for one statement
-// (compile::kSplitLedgerMaxRanges ranges' worth).
-bool ledger_is_split_into_parts(int64_t rows_built, int range_rows) {
-  return rows_built <= int64_t{compile::kSplitLedgerMaxRanges} * range_rows;
+// source ranges wrote) are few enough: compile::kSplitLedgerMaxRanges
+// ranges' worth, or kSplitIndexedLedgerMaxRanges when the drain reads the
+// ledger by group (its group index is created anyway, and group ranges
+// read it).
+bool ledger_is_split_into_parts(const compile::TransformSql& sql, int64_t rows_built,
+                                int range_rows) {
+  int ranges = sql.ledger.drain_reads_groups ? compile::kSplitIndexedLedgerMaxRanges
+                                             : compile::kSplitLedgerMaxRanges;
+  return rows_built <= int64_t{ranges} * range_rows;
 }
 
 // A group range with no bound at either end: the whole ledger (a split
@@ -378,10 +383,10 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
     claim.lo = taken.get_opt(0, 1);
     claim.hi = taken.get_opt(0, 2);
     // A part of a split ledger is rerun as its first claimant ran it.
-    claim.ledger_part = claim.phase == catalog::BuildPhase::group_ranges &&
-                        !(claim.lo && is_fold_cursor(*claim.lo)) &&
-                        !(claim.hi && is_fold_cursor(*claim.hi)) &&
-                        ledger_is_split_into_parts(frontier.get_int(0, 8), config_.range_rows);
+    claim.ledger_part =
+        claim.phase == catalog::BuildPhase::group_ranges &&
+        !(claim.lo && is_fold_cursor(*claim.lo)) && !(claim.hi && is_fold_cursor(*claim.hi)) &&
+        ledger_is_split_into_parts(rederiver_.sql(def), frontier.get_int(0, 8), config_.range_rows);
     txn.commit();
     return {std::move(claim), false};
   }
@@ -430,7 +435,7 @@ Builder::RangeClaimResult Builder::claim_range(pg::Connection& conn,
   if (groups && !sql.fold_range_bound.empty() &&
       (claim.lo ? is_fold_cursor(*claim.lo) : few_groups_into_empty_target(conn, sql)))
     bound_sql = &sql.fold_range_bound;
-  else if (groups && ledger_is_split_into_parts(frontier.get_int(0, 8), config_.range_rows)) {
+  else if (groups && ledger_is_split_into_parts(sql, frontier.get_int(0, 8), config_.range_rows)) {
     bound_sql = &sql.group_split_bound;
     bound_size = std::to_string(config_.threads);
     claim.ledger_part = true;
@@ -457,10 +462,11 @@ void Builder::run_claimed_range(pg::Connection& conn, const catalog::TransformDe
   bool by_chunks = false;
   std::vector<pg::Param> check = {id, std::to_string(def.version), claim.fence,
                                   std::string(catalog::name(claim.phase))};
-  // A part of a split ledger starts at once; a thread that finds every
-  // part claimed creates the indexes meanwhile.
-  bool whole = groups && (claim.ledger_part || is_whole_group_range(claim.lo, claim.hi));
-  if (groups && !whole) create_a_ledger_index_beside_group_ranges(conn, sql);
+  // A part of a split ledger (or the whole ledger) is read by its heap and
+  // starts at once; a thread that finds every part claimed creates the
+  // indexes meanwhile.
+  bool by_heap = groups && (claim.ledger_part || is_whole_group_range(claim.lo, claim.hi));
+  if (groups && !by_heap) create_a_ledger_index_beside_group_ranges(conn, sql);
   try {
     if (!groups) index_ledger_before_a_rewrite(conn, sql, ranges_.range_check, check);
     pg::Transaction txn(conn);
@@ -478,7 +484,7 @@ void Builder::run_claimed_range(pg::Connection& conn, const catalog::TransformDe
       if (groups && fold)  // into a target that was empty when the phase began
         conn.exec(sql.fold_range_insert, {claim.lo, claim.hi});
       else if (groups) {
-        if (whole) conn.exec(compile::kLedgerPartMemory);
+        if (by_heap) conn.exec(compile::kLedgerPartMemory);
         conn.exec(rewrite ? sql.group_range_rewrite : sql.group_range_insert, {claim.lo, claim.hi});
       } else if (rewrite)
         rows = conn.exec(sql.range_rewrite, {claim.lo, claim.hi}).get_int(0, 0);

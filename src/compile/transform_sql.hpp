@@ -20,13 +20,19 @@ inline constexpr const char* kGroupsTable = "pg_temp.trellis_groups";
 // into the groups by heap blocks (TransformSql::fold_range_insert).
 inline constexpr int kFoldMaxGroups = 1000;
 // A group_ranges phase whose ledger holds at most this many ranges' worth
-// of entries (build_range_rows each: 1M at the default) splits it into a
+// of entries (build_range_rows each: 10M at the default) splits it into a
 // part per drain thread by a sample of its groups (group_split_bound):
 // each part one GROUP BY over the ledger's heap, which reads no group index
-// and computes no bound from one, half a second of work or so here; a
-// thread that finds every part claimed creates the ledger's indexes
-// meanwhile (docs/architecture.md, "Building by ranges", step 3).
-inline constexpr int kSplitLedgerMaxRanges = 20;
+// and computes no bound from one (half a second of work or so at 1M
+// entries, a few seconds at 10M, where creating the group index alone
+// took 10-19 s); a thread that finds every part claimed creates the
+// ledger's indexes meanwhile (docs/architecture.md, "Building by ranges",
+// step 3).
+inline constexpr int kSplitLedgerMaxRanges = 200;
+// The same for a ledger whose drain reads it by group (a definition with a
+// field recomputed from the ledger: LedgerIndexes::drain_reads_groups),
+// whose group index is created anyway: 1M entries at the default.
+inline constexpr int kSplitIndexedLedgerMaxRanges = 20;
 // Set in a part's transaction: the memory its hash aggregate may use
 // before it spills (twice work_mem; 100,000 groups of a COUNT and a SUM
 // with their hidden state take ~66 MB).

@@ -10,6 +10,7 @@
 
 #include <thread>
 
+#include "compile/transform_sql.hpp"
 #include "support/child_workers.hpp"
 #include "support/gate.hpp"
 
@@ -611,12 +612,12 @@ TEST_F(BuildRanges, AFewGroupsStateOnlyAggregateFoldsItsLedgerByHeapBlocks) {
 // The same definition over 1,500 groups (more than a fold takes): the
 // fresh build's ledger has no group index when the phase starts, so the
 // choice is made from a sample of its heap, and it goes by group ranges.
-// Its 3,000 entries are more than 20 ranges of 100 hold
+// Its entries are more than 200 ranges of 100 hold
 // (compile::kSplitLedgerMaxRanges), so the ranges are bounded by the
 // group index: several claims, the first one's upper bound a group. That
 // read creates the group index, which its drain does not need.
 TEST_F(BuildRanges, AManyGroupsStateOnlyAggregateWritesItsGroupsByRanges) {
-  create_source(3000, 1500);
+  create_source((compile::kSplitLedgerMaxRanges + 10) * 100, 1500);
   std::unique_ptr<pg::Connection> gate;
   auto t = define_fold_held_in_its_group_phase(gate);
   EXPECT_TRUE(eventually([&] { return claims("true") > 1; }, std::chrono::seconds(30)));
@@ -627,7 +628,28 @@ TEST_F(BuildRanges, AManyGroupsStateOnlyAggregateWritesItsGroupsByRanges) {
   EXPECT_EQ(ledger_indexes(), 2);
 }
 
-// A ledger of at most 20 ranges' worth of entries (here 1,800, ranges of
+// A definition whose drain reads its ledger by group (MAX is recomputed
+// from the ledger's entries) splits only a ledger of at most 20 ranges'
+// worth (compile::kSplitIndexedLedgerMaxRanges): its group index is
+// created anyway. With 3,000 entries (30 ranges of 100) its group phase
+// goes by ranges of that index, created by the first claim: held open by
+// the gate its SUM reads, the index is there (parts would run before any
+// index, both threads in them), and the first claim is bounded above by a
+// group. Then the build goes live, exact.
+TEST_F(BuildRanges, ALedgerReadByGroupIsSplitOnlyWhenSmall) {
+  create_source(3000, 1500);
+  auto gate = hold(kRangeGate);
+  auto t = Trellis::connect(small_ranges(2));
+  t->apply(
+      "TRANSFORM dst FROM src GROUP BY grp SELECT SUM(public.gate(v)) AS total, MAX(v) AS top");
+  ASSERT_TRUE(await_trellis_lock_wait(url_, std::chrono::seconds(30), "advisory"));
+  EXPECT_EQ(phase(), "group_ranges");
+  EXPECT_EQ(ledger_group_indexes(), 2);  // the group's, and MAX's (group, v)
+  EXPECT_EQ(claims("lo IS NULL AND hi IS NOT NULL"), 1);
+  release_and_expect_live_and_exact(gate, *t);
+}
+
+// A ledger of at most 200 ranges' worth of entries (here 1,800, ranges of
 // 100) is split into a part per drain thread by a sample of its groups,
 // each part one GROUP BY over the ledger's heap: two claims, the first
 // bounded above by a group and below by nothing, the second from that group
